@@ -1,0 +1,24 @@
+/* cudafrag public API. Programs need none of it: preloading libcudafrag.so is
+ * enough. Programs that want a report at a point of their choosing can call
+ * these (or look them up with dlsym, so they run unchanged without cudafrag). */
+#ifndef CUDAFRAG_CUDAFRAG_H
+#define CUDAFRAG_CUDAFRAG_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CUDAFRAG_VERSION_MAJOR 0
+#define CUDAFRAG_VERSION_MINOR 1
+
+/* "0.1.0" */
+const char *cudafrag_version(void);
+
+/* Write an interim report now (as SIGUSR1 does), to the configured outputs.
+ * Returns 0 on success, -1 when no output could be written. */
+int cudafrag_report_now(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

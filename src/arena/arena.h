@@ -1,0 +1,42 @@
+/* cudafrag's pooled arena (CUDAFRAG_ARENA=1): serves cudaMalloc/cuMemAlloc (and,
+ * with CUDAFRAG_ARENA_ASYNC=1, default-pool async allocations) from a VMM-backed
+ * range with a TLSF-like sub-allocator whose metadata lives on the host. */
+#ifndef CF_ARENA_H
+#define CF_ARENA_H
+
+#include <cuda.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+bool cf_arena_enabled(void);       /* CUDAFRAG_ARENA and the arena could start */
+bool cf_arena_async_enabled(void); /* also take default-pool async allocations */
+
+/* Allocate on the calling thread's current device. stream = 0 for synchronous
+ * allocations. Returns CUDA_SUCCESS, CUDA_ERROR_OUT_OF_MEMORY (after trimming),
+ * or CUDA_ERROR_NOT_SUPPORTED when the caller must fall back to the real API
+ * (e.g. a stream is capturing). *granted = bytes the block really takes. */
+CUresult cf_arena_alloc(CUdeviceptr *out, uint64_t size, CUstream stream, bool async,
+                        uint64_t *granted);
+/* True when the arena owns ptr (the start of one of its live blocks). */
+bool cf_arena_owns(CUdeviceptr ptr);
+/* Free an arena block. async: stream-ordered free on stream. */
+CUresult cf_arena_free(CUdeviceptr ptr, CUstream stream, bool async);
+
+/* Native runs: feed the host-only shadow model (no CUDA calls). */
+void cf_shadow_alloc(uint64_t addr, uint64_t size, int device);
+void cf_shadow_free(uint64_t addr);
+
+/* Figures for the report's "arena vs native" section. */
+struct cf_arena_stats {
+    bool active, vmm, shadow;      /* vmm=false: cuMemAlloc chunks fallback */
+    uint64_t peak_live, peak_reserved, peak_mapped;
+    uint64_t reserved_now, mapped_now, live_now;
+    uint64_t granules_mapped, granules_unmapped;
+    uint64_t driver_calls, allocs_served, frees_served;
+    uint64_t ns_in_alloc, ns_in_free;
+    double ext_frag_at_peak;       /* 1 - largest free / total free, at peak mapped */
+    uint64_t ooms;
+};
+void cf_arena_get_stats(struct cf_arena_stats *arena, struct cf_arena_stats *shadow);
+
+#endif

@@ -1,0 +1,158 @@
+#include "config/config.h"
+
+#include "util/log.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+const struct cf_option cf_options[CF_OPT_COUNT] = {
+#define CF_OPT_ROW(id, name, type, def, lo, hi, doc) [CF_OPT_##id] = {name, type, def, lo, hi, doc},
+    CF_OPTIONS(CF_OPT_ROW)
+#undef CF_OPT_ROW
+};
+
+/* Parsed values; strings point into the environment (or the default literal). */
+static union {
+    bool b;
+    int64_t i;
+    uint64_t z;
+    const char *s;
+} values[CF_OPT_COUNT];
+static int loaded; /* 0 = no, 1 = in progress, 2 = done */
+
+int cf_parse_bool(const char *s, bool *out)
+{
+    static const char *yes[] = {"1", "yes", "on", "true"}, *no[] = {"0", "no", "off", "false"};
+    for (unsigned i = 0; i < 4; i++) {
+        if (strcasecmp(s, yes[i]) == 0) return *out = true, 0;
+        if (strcasecmp(s, no[i]) == 0) return *out = false, 0;
+    }
+    return -1;
+}
+
+int cf_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    while (isspace((unsigned char)*s)) s++;
+    if (*s == '\0') return -1;
+    long long v = strtoll(s, &end, 10);
+    while (isspace((unsigned char)*end)) end++;
+    if (errno || *end != '\0' || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+int cf_parse_size(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+    char *end;
+    while (isspace((unsigned char)*s)) s++;
+    if (*s == '\0' || *s == '-' || !isdigit((unsigned char)*s)) return -1;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno) return -1;
+    unsigned shift = 0;
+    switch (toupper((unsigned char)*end)) {
+    case 'K': shift = 10; break;
+    case 'M': shift = 20; break;
+    case 'G': shift = 30; break;
+    case 'T': shift = 40; break;
+    default: break;
+    }
+    if (shift) {
+        end++;
+        if (toupper((unsigned char)*end) == 'I') end++;
+        if (toupper((unsigned char)*end) == 'B') end++;
+        if (v > (UINT64_MAX >> shift)) return -1;
+        v <<= shift;
+    } else if (toupper((unsigned char)*end) == 'B') {
+        end++;
+    }
+    while (isspace((unsigned char)*end)) end++;
+    if (*end != '\0' || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+static const char *accepted(const struct cf_option *o, char *buf, size_t n)
+{
+    switch (o->type) {
+    case CF_BOOL: return "1/yes/on/true or 0/no/off/false";
+    case CF_INT:
+        snprintf(buf, n, "an integer from %llu to %llu", (unsigned long long)o->lo,
+                 (unsigned long long)o->hi);
+        return buf;
+    case CF_SIZE: return "a byte count with an optional K, M, G or T suffix";
+    default: return "any text";
+    }
+}
+
+static int parse_one(const struct cf_option *o, const char *s, int idx)
+{
+    switch (o->type) {
+    case CF_BOOL: return cf_parse_bool(s, &values[idx].b);
+    case CF_INT: return cf_parse_int(s, (int64_t)o->lo, (int64_t)o->hi, &values[idx].i);
+    case CF_SIZE: return cf_parse_size(s, o->lo, o->hi, &values[idx].z);
+    case CF_STRING: values[idx].s = s; return 0;
+    }
+    return -1;
+}
+
+static void load_all(void)
+{
+    for (int i = 0; i < CF_OPT_COUNT; i++) {
+        const struct cf_option *o = &cf_options[i];
+        parse_one(o, o->def, i);
+        const char *env = getenv(o->name);
+        if (env == NULL || parse_one(o, env, i) == 0) continue;
+        char buf[96];
+        cf_log("ignoring %s=\"%.64s\": expected %s; using the default %s", o->name, env,
+               accepted(o, buf, sizeof buf), o->def);
+        parse_one(o, o->def, i);
+    }
+}
+
+void cf_config_load(void)
+{
+    int expect = 0;
+    if (__atomic_load_n(&loaded, __ATOMIC_ACQUIRE) == 2) return;
+    if (__atomic_compare_exchange_n(&loaded, &expect, 1, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE)) {
+        load_all();
+        __atomic_store_n(&loaded, 2, __ATOMIC_RELEASE);
+        return;
+    }
+    /* Another thread is parsing: parsing is short and never blocks, so wait for it. */
+    while (__atomic_load_n(&loaded, __ATOMIC_ACQUIRE) != 2) __builtin_ia32_pause();
+}
+
+void cf_config_reload(void)
+{
+    __atomic_store_n(&loaded, 0, __ATOMIC_RELEASE);
+    cf_config_load();
+}
+
+bool cf_opt_bool(enum cf_opt_id id)
+{
+    cf_config_load();
+    return values[id].b;
+}
+int64_t cf_opt_int(enum cf_opt_id id)
+{
+    cf_config_load();
+    return values[id].i;
+}
+uint64_t cf_opt_size(enum cf_opt_id id)
+{
+    cf_config_load();
+    return values[id].z;
+}
+const char *cf_opt_str(enum cf_opt_id id)
+{
+    cf_config_load();
+    return values[id].s;
+}

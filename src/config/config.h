@@ -1,0 +1,81 @@
+/* Every CUDAFRAG_* knob, in one table. Read once (cf_config_load), validated in
+ * one place: a bad value prints one warning naming the variable and what it
+ * accepts, and the default is kept. */
+#ifndef CF_CONFIG_H
+#define CF_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum cf_opt_type { CF_BOOL, CF_INT, CF_SIZE, CF_STRING };
+
+/* X(id, NAME, type, default, min, max, doc) -- min/max bound CF_INT and CF_SIZE. */
+#define CF_OPTIONS(X)                                                                              \
+    X(ENABLE, "CUDAFRAG_ENABLE", CF_BOOL, "1", 0, 1,                                               \
+      "Master switch; 0 makes every hook a plain pass-through and writes no report.")              \
+    X(STACK_DEPTH, "CUDAFRAG_STACK_DEPTH", CF_INT, "16", 0, 64,                                    \
+      "Call-stack frames recorded per allocation (0 = stacks off, sites keyed by API).")           \
+    X(OUTPUT, "CUDAFRAG_OUTPUT", CF_STRING, "cudafrag-%e-%p", 0, 0,                                \
+      "Report path pattern without extension (.txt and .json are added); %p pid, %e executable, " \
+      "%h host, %r rank (RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID), %% a percent sign. "           \
+      "Empty: no files.")                                                                          \
+    X(STDERR, "CUDAFRAG_STDERR", CF_BOOL, "1", 0, 1,                                               \
+      "Also print the text report to stderr.")                                                     \
+    X(JSON, "CUDAFRAG_JSON", CF_BOOL, "1", 0, 1, "Write the JSON report next to the text one.")    \
+    X(TOP, "CUDAFRAG_TOP", CF_INT, "10", 1, 1000, "Call sites listed per table in the report.")   \
+    X(SAMPLE_MS, "CUDAFRAG_SAMPLE_MS", CF_INT, "10", 0, 60000,                                     \
+      "Minimum milliseconds between footprint samples (cuMemGetInfo, pool attributes) taken "      \
+      "when live bytes reach a new peak; 0 samples every new peak.")                               \
+    X(SIGNAL, "CUDAFRAG_SIGNAL", CF_BOOL, "1", 0, 1,                                               \
+      "Write an interim report on SIGUSR1 (installed only if the program has no handler).")        \
+    X(CHILDREN, "CUDAFRAG_CHILDREN", CF_BOOL, "1", 0, 1,                                           \
+      "Profile child processes started with exec/posix_spawn (each writes its own report).")       \
+    X(ALWAYS_REPORT, "CUDAFRAG_ALWAYS_REPORT", CF_BOOL, "0", 0, 1,                                 \
+      "Write a report even when the process made no CUDA allocation call.")                        \
+    X(ARENA, "CUDAFRAG_ARENA", CF_BOOL, "0", 0, 1,                                                 \
+      "Serve cudaMalloc/cuMemAlloc (and pitch variants) from cudafrag's pooled arena.")            \
+    X(ARENA_ASYNC, "CUDAFRAG_ARENA_ASYNC", CF_BOOL, "0", 0, 1,                                     \
+      "With CUDAFRAG_ARENA, also serve cudaMallocAsync/cuMemAllocAsync on default pools.")         \
+    X(ARENA_RESERVE, "CUDAFRAG_ARENA_RESERVE", CF_SIZE, "0", 0, UINT64_MAX,                        \
+      "Virtual address range the arena reserves per device (K/M/G/T suffixes); 0 = the "          \
+      "device's total memory.")                                                                    \
+    X(ARENA_SLACK, "CUDAFRAG_ARENA_SLACK", CF_SIZE, "64M", 0, UINT64_MAX,                          \
+      "Mapped-but-free memory the arena keeps before unmapping whole free granules.")              \
+    X(SHADOW, "CUDAFRAG_SHADOW", CF_BOOL, "1", 0, 1,                                               \
+      "In native runs, replay allocations on a host-only arena model and report what the arena "   \
+      "would have reserved.")
+
+enum cf_opt_id {
+#define CF_OPT_ENUM(id, name, type, def, lo, hi, doc) CF_OPT_##id,
+    CF_OPTIONS(CF_OPT_ENUM)
+#undef CF_OPT_ENUM
+        CF_OPT_COUNT
+};
+
+struct cf_option {
+    const char *name;
+    enum cf_opt_type type;
+    const char *def;
+    uint64_t lo, hi;
+    const char *doc;
+};
+
+extern const struct cf_option cf_options[CF_OPT_COUNT];
+
+/* Parse the environment once; later calls return at once. Async-signal-unsafe only
+ * in that it may print a warning; never allocates. */
+void cf_config_load(void);
+/* Re-read after fork/exec-like changes of the environment (tests). */
+void cf_config_reload(void);
+
+bool cf_opt_bool(enum cf_opt_id id);
+int64_t cf_opt_int(enum cf_opt_id id);
+uint64_t cf_opt_size(enum cf_opt_id id);
+const char *cf_opt_str(enum cf_opt_id id);
+
+/* Parsers shared with the command line; return 0 on success. */
+int cf_parse_bool(const char *s, bool *out);
+int cf_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out);
+int cf_parse_size(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
+
+#endif

@@ -1,0 +1,198 @@
+/* The record layer: what the hooks tell us, kept in uthash tables, read by the
+ * report. Hooks call cf_rec_*() after the real CUDA call returned; nothing here
+ * makes a CUDA call except the documented sampling calls (sample.c). */
+#ifndef CF_RECORD_H
+#define CF_RECORD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <uthash.h>
+
+#define CF_MAX_FRAMES 64
+#define CF_MAX_DEVICES 64
+#define CF_HIST_BINS 64
+
+/* What kind of memory an API hands out. */
+#define CF_KINDS(X) X(DEVICE, "device") X(MANAGED, "managed") X(HOST, "host") X(VMM, "vmm")  \
+    X(POOL, "pool") X(GRAPH, "graph") X(ARRAY, "array")
+enum cf_kind {
+#define CF_KIND_ENUM(id, str) CF_KIND_##id,
+    CF_KINDS(CF_KIND_ENUM)
+#undef CF_KIND_ENUM
+        CF_KIND_COUNT
+};
+
+/* Every user-level entry point we count: X(id, kind, role). role: A = allocates,
+ * F = frees, O = other (pool management, mapping, lookups). The id is the API name
+ * the user called; _ptsz variants count under their base name. */
+#define CF_APIS(X)                                                                                 \
+    X(cudaMalloc, DEVICE, A) X(cudaFree, DEVICE, F) X(cudaMallocPitch, DEVICE, A)                  \
+    X(cudaMalloc3D, DEVICE, A) X(cudaMallocArray, ARRAY, A) X(cudaMalloc3DArray, ARRAY, A)         \
+    X(cudaFreeArray, ARRAY, F) X(cudaMallocManaged, MANAGED, A) X(cudaMallocHost, HOST, A)         \
+    X(cudaHostAlloc, HOST, A) X(cudaFreeHost, HOST, F) X(cudaHostRegister, HOST, A)                \
+    X(cudaHostUnregister, HOST, F) X(cudaMallocAsync, POOL, A) X(cudaFreeAsync, POOL, F)           \
+    X(cudaMallocFromPoolAsync, POOL, A) X(cudaMemPoolCreate, POOL, O)                              \
+    X(cudaMemPoolDestroy, POOL, O) X(cudaMemPoolSetAttribute, POOL, O)                             \
+    X(cudaMemPoolGetAttribute, POOL, O) X(cudaMemPoolTrimTo, POOL, O)                              \
+    X(cudaDeviceSetMemPool, POOL, O) X(cudaDeviceGetMemPool, POOL, O)                              \
+    X(cudaDeviceGetDefaultMemPool, POOL, O) X(cudaGraphAddMemAllocNode, GRAPH, A)                  \
+    X(cudaGraphAddMemFreeNode, GRAPH, F) X(cuMemAlloc, DEVICE, A) X(cuMemFree, DEVICE, F)          \
+    X(cuMemAllocPitch, DEVICE, A) X(cuMemAllocManaged, MANAGED, A) X(cuMemAllocHost, HOST, A)      \
+    X(cuMemHostAlloc, HOST, A) X(cuMemFreeHost, HOST, F) X(cuMemHostRegister, HOST, A)             \
+    X(cuMemHostUnregister, HOST, F) X(cuMemAllocAsync, POOL, A) X(cuMemFreeAsync, POOL, F)         \
+    X(cuMemAllocFromPoolAsync, POOL, A) X(cuMemPoolCreate, POOL, O) X(cuMemPoolDestroy, POOL, O)   \
+    X(cuMemPoolSetAttribute, POOL, O) X(cuMemPoolGetAttribute, POOL, O)                            \
+    X(cuMemPoolTrimTo, POOL, O) X(cuDeviceSetMemPool, POOL, O) X(cuDeviceGetMemPool, POOL, O)      \
+    X(cuDeviceGetDefaultMemPool, POOL, O) X(cuMemCreate, VMM, A) X(cuMemRelease, VMM, F)           \
+    X(cuMemMap, VMM, O) X(cuMemUnmap, VMM, O) X(cuMemAddressReserve, VMM, O)                       \
+    X(cuMemAddressFree, VMM, O) X(cuGraphAddMemAllocNode, GRAPH, A)                                \
+    X(cuGraphAddMemFreeNode, GRAPH, F)
+
+enum cf_api {
+#define CF_API_ENUM(name, kind, role) CF_API_##name,
+    CF_APIS(CF_API_ENUM)
+#undef CF_API_ENUM
+        CF_API_COUNT
+};
+
+struct cf_api_info {
+    const char *name;
+    enum cf_kind kind;
+    char role; /* 'A', 'F' or 'O' */
+};
+extern const struct cf_api_info cf_api_info[CF_API_COUNT];
+extern const char *const cf_kind_name[CF_KIND_COUNT];
+
+/* A call site: one distinct stack (or one API when stacks are off). */
+struct cf_site {
+    uint64_t hash; /* key */
+    enum cf_api api; /* first API seen at this site */
+    uint32_t nframes;
+    uintptr_t frames[CF_MAX_FRAMES]; /* return addresses, innermost first */
+    uint64_t calls, bytes, failures, frees;
+    uint64_t live_bytes, peak_live_bytes, live_count;
+    uint64_t first_ns, last_ns;   /* for the allocation rate */
+    uint64_t min_size, max_size;
+    uint32_t distinct_sizes;      /* approximate (bounded set, see site.c) */
+    uint64_t size_seen[8];        /* the first distinct sizes, for distinct_sizes */
+    uint64_t lifetime_ns_total, lifetime_count;
+    UT_hash_handle hh;
+};
+
+/* A live allocation, keyed by address (VMM: by physical handle). */
+struct cf_alloc {
+    uint64_t addr; /* key */
+    enum cf_api api;
+    enum cf_kind kind;
+    uint64_t requested, granted; /* granted = 0 when unknown */
+    int device;
+    uint32_t tid;
+    uint64_t stream, pool;
+    uint64_t t_ns;
+    bool arena; /* served by cudafrag's arena */
+    struct cf_site *site;
+    UT_hash_handle hh;
+};
+
+/* A memory pool seen through the pool APIs or async allocations. */
+struct cf_pool {
+    uint64_t handle; /* key */
+    int device;
+    bool is_default, destroyed, created_by_app;
+    uint64_t reserved_cur, reserved_high, used_cur, used_high; /* last sampled */
+    uint64_t release_threshold;
+    uint64_t allocs, frees, live_bytes, peak_live_bytes;
+    uint64_t shrinks; /* reserved went down between samples (memory returned) */
+    uint64_t regrows; /* reserved went up again after a shrink */
+    uint64_t trims;
+    UT_hash_handle hh;
+};
+
+struct cf_oom {
+    enum cf_api api;
+    int device;
+    uint64_t request;
+    uint64_t free_bytes, total_bytes; /* cuMemGetInfo at the failure; 0 if unknown */
+    uint64_t t_ns;
+    struct cf_site *site;
+};
+#define CF_MAX_OOMS 32
+
+struct cf_api_stats {
+    uint64_t calls, bytes, failures;
+    uint64_t ns_total; /* time spent inside the real call */
+};
+
+struct cf_device_stats {
+    bool seen;
+    uint64_t live_bytes, peak_live_bytes, peak_t_ns;
+    uint64_t live_count;
+    /* Footprint = total - free from cuMemGetInfo, sampled at new live peaks. */
+    uint64_t total_bytes, baseline_used, peak_footprint, footprint_samples;
+    uint64_t live_at_peak_footprint;
+    uint64_t requested_live, granted_live; /* for internal (rounding) waste */
+    uint64_t peak_requested, peak_granted;
+};
+
+struct cf_hist {
+    uint64_t count[CF_HIST_BINS], bytes[CF_HIST_BINS]; /* bin = floor(log2(size)) */
+};
+
+/* Graph memory: nodes created and the graph pool's high water. */
+struct cf_graph_stats {
+    uint64_t alloc_nodes, free_nodes, node_bytes;
+    uint64_t reserved_high[CF_MAX_DEVICES], used_high[CF_MAX_DEVICES];
+};
+
+/* Everything the report reads. One instance (cf_rec); the report takes
+ * cf_rec_lock_all()/cf_rec_unlock_all() around reading it. */
+struct cf_record {
+    uint64_t start_ns;
+    struct cf_api_stats api[CF_API_COUNT];
+    struct cf_device_stats dev[CF_MAX_DEVICES];
+    struct cf_hist sizes, lifetimes;
+    struct cf_alloc *live;   /* uthash by addr */
+    struct cf_site *sites;   /* uthash by hash */
+    struct cf_pool *pools;   /* uthash by handle */
+    struct cf_oom ooms[CF_MAX_OOMS];
+    uint32_t nooms, ooms_dropped;
+    struct cf_graph_stats graph;
+    uint64_t distinct_sizes;
+    uint64_t total_allocs, total_frees, unknown_frees;
+    uint64_t capture_skips; /* sampling skipped because a stream was capturing */
+};
+extern struct cf_record cf_rec;
+
+/* ---- called by the hooks ---- */
+struct cf_alloc_info {
+    enum cf_api api;
+    uint64_t addr;      /* pointer (or VMM handle) returned to the app; 0 on failure */
+    uint64_t requested; /* bytes the app asked for (pitch: pitch*height) */
+    uint64_t granted;   /* bytes the device really gives, 0 if unknown */
+    uint64_t stream, pool;
+    int device;         /* -1: find out (cuCtxGetDevice, documented) */
+    int result;         /* CUresult / cudaError_t the app got; 0 = success */
+    bool oom;           /* result is an out-of-memory code */
+    bool arena;
+};
+void cf_rec_alloc(const struct cf_alloc_info *ai);
+/* Returns true when addr was a live allocation we recorded. */
+bool cf_rec_free(enum cf_api api, uint64_t addr, int result);
+void cf_rec_call(enum cf_api api, int result); /* count an 'O' API */
+void cf_rec_pool_seen(uint64_t pool, int device, bool is_default, bool created_by_app);
+void cf_rec_pool_destroyed(uint64_t pool);
+void cf_rec_pool_threshold(uint64_t pool, uint64_t threshold);
+void cf_rec_pool_trim(uint64_t pool);
+
+/* ---- used by the report ---- */
+void cf_rec_lock_all(void);
+void cf_rec_unlock_all(void);
+/* Sample pool attributes and cuMemGetInfo once more (final numbers). */
+void cf_rec_sample_final(void);
+bool cf_rec_any_activity(void);
+
+/* Clock (CLOCK_MONOTONIC in ns) and thread id without syscalls on the fast path. */
+uint64_t cf_now_ns(void);
+uint32_t cf_tid(void);
+
+#endif
