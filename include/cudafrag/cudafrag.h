@@ -18,6 +18,14 @@ const char *cudafrag_version(void);
  * Returns 0 on success, -1 when no output could be written. */
 int cudafrag_report_now(void);
 
+/* Calls counted so far for one API by its name ("cudaMalloc", "cuMemAlloc",
+ * "cuMemCreate", ...); -1 for a name cudafrag does not count. */
+long long cudafrag_api_calls(const char *api);
+
+/* Bytes of live allocations cudafrag records on a device (all kinds but host),
+ * -1 for a device number out of range. */
+long long cudafrag_live_bytes(int device);
+
 #ifdef __cplusplus
 }
 #endif
