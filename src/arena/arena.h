@@ -17,7 +17,10 @@ bool cf_arena_async_enabled(void); /* also take default-pool async allocations *
  * (e.g. a stream is capturing). *granted = bytes the block really takes. */
 CUresult cf_arena_alloc(CUdeviceptr *out, uint64_t size, CUstream stream, bool async,
                         uint64_t *granted);
-/* True when the arena owns ptr (the start of one of its live blocks). */
+/* True when the arena owns ptr: with VMM, ptr lies in the arena's reserved
+ * range (only the arena hands out addresses there, so a pointer there that
+ * starts no live block is an invalid free and cf_arena_free says so); with
+ * the cuMemAlloc fallback, ptr starts one of its live blocks. No driver call. */
 bool cf_arena_owns(CUdeviceptr ptr);
 /* Free an arena block. async: stream-ordered free on stream. */
 CUresult cf_arena_free(CUdeviceptr ptr, CUstream stream, bool async);
@@ -28,15 +31,19 @@ void cf_shadow_free(uint64_t addr);
 
 /* Figures for the report's "arena vs native" section. */
 struct cf_arena_stats {
-    bool active, vmm, shadow;      /* vmm=false: cuMemAlloc chunks fallback */
+    bool active, vmm, shadow; /* vmm=false: cuMemAlloc chunks fallback */
     uint64_t peak_live, peak_reserved, peak_mapped;
     uint64_t reserved_now, mapped_now, live_now;
     uint64_t granules_mapped, granules_unmapped;
     uint64_t driver_calls, allocs_served, frees_served;
     uint64_t ns_in_alloc, ns_in_free;
-    double ext_frag_at_peak;       /* 1 - largest free / total free, at peak mapped */
+    double ext_frag_at_peak; /* 1 - largest free / total free, at peak mapped */
     uint64_t ooms;
 };
 void cf_arena_get_stats(struct cf_arena_stats *arena, struct cf_arena_stats *shadow);
+
+/* Consistency check of every device's sub-allocator (tests): the number of
+ * violated invariants, 0 when sound. */
+int cf_arena_check(void);
 
 #endif

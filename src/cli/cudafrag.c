@@ -1,4 +1,201 @@
-int main(void)
+/* The cudafrag command: runs a program with libcudafrag.so preloaded and the
+ * CUDAFRAG_* variables set from its options, then gets out of the way (exec), so
+ * the program's exit status is the command's. No shell is involved at any point. */
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/options_doc.h"
+#include "config/config.h"
+
+#include "cudafrag_build.h"
+
+#define EXIT_USAGE     2
+#define EXIT_NOT_FOUND 127 /* as a shell reports a command it cannot find */
+#define EXIT_NOT_EXEC  126 /* ... and one it found but cannot execute */
+
+static const char usage[] =
+    "usage: cudafrag run [--sim] [--arena] [--stack-depth N] [--output PATTERN] [--] PROG "
+    "[ARGS...]\n"
+    "       cudafrag --help | --help-markdown | --version\n"
+    "\n"
+    "Runs PROG with libcudafrag.so preloaded; a report of its CUDA memory allocations is\n"
+    "written when it exits. PROG's exit status is passed through unchanged.\n"
+    "\n"
+    "  --sim              use cudafrag's simulated CUDA device (no GPU needed)\n"
+    "  --arena            serve cudaMalloc/cuMemAlloc from cudafrag's pooled arena\n"
+    "                     (CUDAFRAG_ARENA=1)\n"
+    "  --stack-depth N    call-stack frames per allocation, 0 to 64 (CUDAFRAG_STACK_DEPTH)\n"
+    "  --output PATTERN   report path without extension (CUDAFRAG_OUTPUT; %p pid,\n"
+    "                     %e executable, %h host, %r rank, %% percent sign)\n"
+    "\n";
+
+static void die(int status, const char *fmt, const char *arg)
 {
-    return 0;
+    fputs("cudafrag: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputc('\n', stderr);
+    exit(status);
+}
+
+/* The directory holding this executable, from /proc/self/exe (argv[0] may be a
+ * bare name found through PATH). */
+static void exe_dir(char *out, size_t n)
+{
+    ssize_t len = readlink("/proc/self/exe", out, n - 1);
+    if (len <= 0) die(EXIT_USAGE, "cannot find my own executable: %s", strerror(errno));
+    out[len] = '\0';
+    char *slash = strrchr(out, '/');
+    if (slash) *slash = '\0';
+}
+
+static bool exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* Build tree first (the library sits one level above src/cli/), then the
+ * installed location. */
+static void find_library(char *out, size_t n)
+{
+    char dir[PATH_MAX], cand[PATH_MAX + 32], up[PATH_MAX];
+    exe_dir(dir, sizeof dir);
+    /* The directory is made absolute, the file keeps its development name. */
+    snprintf(cand, sizeof cand, "%s/..", dir);
+    if (realpath(cand, up) && snprintf(out, n, "%s/libcudafrag.so", up) < (int)n && exists(out))
+        return;
+    snprintf(cand, sizeof cand, "%s/libcudafrag.so", CUDAFRAG_LIBDIR);
+    if (exists(cand) && strlen(cand) < n) {
+        strcpy(out, cand);
+        return;
+    }
+    fprintf(stderr, "cudafrag: cannot find libcudafrag.so (looked in %s/.. and %s)\n", dir,
+            CUDAFRAG_LIBDIR);
+    exit(EXIT_NOT_FOUND);
+}
+
+static void sim_dirs(char *out, size_t n)
+{
+    char dir[PATH_MAX], drv[PATH_MAX + 32], rt[PATH_MAX + 32], a[PATH_MAX], b[PATH_MAX];
+    exe_dir(dir, sizeof dir);
+    snprintf(drv, sizeof drv, "%s/../sim/driver", dir);
+    snprintf(rt, sizeof rt, "%s/../sim/runtime", dir);
+    if (exists(drv) && exists(rt) && realpath(drv, a) && realpath(rt, b)) {
+        snprintf(out, n, "%s:%s", a, b);
+        return;
+    }
+    if (!exists(CUDAFRAG_SIMDIR))
+        die(EXIT_NOT_FOUND, "the simulated device is not installed (looked in %s)",
+            CUDAFRAG_SIMDIR);
+    snprintf(out, n, "%s", CUDAFRAG_SIMDIR);
+}
+
+/* Puts value in front of a ':'-separated list variable. */
+static void prepend(const char *var, const char *value)
+{
+    const char *old = getenv(var);
+    if (old == NULL || *old == '\0') {
+        setenv(var, value, 1);
+        return;
+    }
+    size_t n = strlen(value) + strlen(old) + 2;
+    char *joined = malloc(n);
+    if (joined == NULL) die(EXIT_USAGE, "%s", "out of memory");
+    snprintf(joined, n, "%s:%s", value, old);
+    setenv(var, joined, 1);
+    free(joined);
+}
+
+/* "--name VALUE" or "--name=VALUE"; returns the value or NULL if arg is not name. */
+static const char *option_value(const char *name, char **argv, int *i, int argc)
+{
+    size_t len = strlen(name);
+    if (strncmp(argv[*i], name, len) != 0) return NULL;
+    if (argv[*i][len] == '=') return argv[*i] + len + 1;
+    if (argv[*i][len] != '\0') return NULL;
+    if (*i + 1 >= argc) die(EXIT_USAGE, "%s needs a value", name);
+    return argv[++*i];
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    bool sim = false;
+    int i = 0;
+    for (; i < argc; i++) {
+        const char *v;
+        if (strcmp(argv[i], "--") == 0) {
+            i++;
+            break;
+        } else if (strcmp(argv[i], "--sim") == 0) {
+            sim = true;
+        } else if (strcmp(argv[i], "--arena") == 0) {
+            setenv("CUDAFRAG_ARENA", "1", 1);
+        } else if ((v = option_value("--stack-depth", argv, &i, argc))) {
+            const struct cf_option *o = &cf_options[CF_OPT_STACK_DEPTH];
+            int64_t depth;
+            if (cf_parse_int(v, (int64_t)o->lo, (int64_t)o->hi, &depth) != 0) {
+                fprintf(stderr,
+                        "cudafrag: --stack-depth \"%s\": expected an integer from %llu to %llu\n",
+                        v, (unsigned long long)o->lo, (unsigned long long)o->hi);
+                return EXIT_USAGE;
+            }
+            char num[24];
+            snprintf(num, sizeof num, "%lld", (long long)depth);
+            setenv("CUDAFRAG_STACK_DEPTH", num, 1);
+        } else if ((v = option_value("--output", argv, &i, argc))) {
+            setenv("CUDAFRAG_OUTPUT", v, 1);
+        } else if (argv[i][0] == '-') {
+            fprintf(stderr, "cudafrag: unknown option \"%s\"\n%s", argv[i], usage);
+            return EXIT_USAGE;
+        } else {
+            break;
+        }
+    }
+    if (i >= argc) {
+        fprintf(stderr, "cudafrag: run needs a program to run\n%s", usage);
+        return EXIT_USAGE;
+    }
+    char lib[PATH_MAX], dirs[2 * PATH_MAX + 2];
+    find_library(lib, sizeof lib);
+    if (sim) {
+        sim_dirs(dirs, sizeof dirs);
+        prepend("LD_LIBRARY_PATH", dirs);
+    }
+    /* cudafrag run inside cudafrag run: the library is already there once. */
+    const char *preload = getenv("LD_PRELOAD");
+    if (preload == NULL || strstr(preload, lib) == NULL) prepend("LD_PRELOAD", lib);
+    execvp(argv[i], argv + i);
+    int e = errno;
+    fprintf(stderr, "cudafrag: cannot run %s: %s\n", argv[i], strerror(e));
+    return e == ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXEC;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(usage, stderr);
+        return EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        fputs(usage, stdout);
+        cf_print_options_text(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--help-markdown") == 0) {
+        cf_print_options_markdown(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("cudafrag %s\n", CUDAFRAG_VERSION);
+        return 0;
+    }
+    if (strcmp(argv[1], "run") == 0) return cmd_run(argc - 2, argv + 2);
+    fprintf(stderr, "cudafrag: unknown command \"%s\"\n%s", argv[1], usage);
+    return EXIT_USAGE;
 }

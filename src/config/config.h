@@ -43,7 +43,10 @@ enum cf_opt_type { CF_BOOL, CF_INT, CF_SIZE, CF_STRING };
       "Mapped-but-free memory the arena keeps before unmapping whole free granules.")              \
     X(SHADOW, "CUDAFRAG_SHADOW", CF_BOOL, "1", 0, 1,                                               \
       "In native runs, replay allocations on a host-only arena model and report what the arena "   \
-      "would have reserved.")
+      "would have reserved.")                                                                      \
+    X(ADDR2LINE, "CUDAFRAG_ADDR2LINE", CF_BOOL, "1", 0, 1,                                         \
+      "Resolve call sites to file:line with addr2line at report time (if installed); 0 keeps "     \
+      "dladdr names only, for a faster exit with very large binaries.")
 
 enum cf_opt_id {
 #define CF_OPT_ENUM(id, name, type, def, lo, hi, doc) CF_OPT_##id,

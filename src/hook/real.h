@@ -10,6 +10,19 @@
 
 /* The dlsym of libc (found with dlvsym), for lookups that must bypass our override. */
 void *cf_real_dlsym(void *handle, const char *name);
+/* libc's dlsym itself (NULL if it cannot be found), for the RTLD_NEXT/RTLD_DEFAULT
+ * path of the dlsym override, which must reach it with the caller's return address. */
+void *cf_real_dlsym_fn(void);
+
+/* The process's libcuda (dlopen "libcuda.so.1" with RTLD_NOLOAD), NULL while it is
+ * not loaded; asked again on every call until it is. */
+void *cf_libcuda(void);
+/* An exported libcuda symbol by exact name (cuMemAlloc_v2, cuMemAllocAsync_ptsz, ...),
+ * found in libcuda itself, else after libcudafrag in the search order. */
+void *cf_real_driver_sym(const char *name);
+/* A libcudart symbol: after libcudafrag in the search order, else in a libcudart the
+ * program loaded with RTLD_LOCAL (dlopen RTLD_NOLOAD of its usual names). */
+void *cf_real_runtime_sym(const char *name);
 
 /* Driver functions cudafrag itself calls. A member is NULL when libcuda is not
  * loaded (yet) or lacks it; callers check. Resolution happens on first use
@@ -45,6 +58,8 @@ struct cf_driver {
     PFN_cuMemSetAccess_v10020 cuMemSetAccess;
     PFN_cuMemGetAllocationGranularity_v10020 cuMemGetAllocationGranularity;
     PFN_cuPointerGetAttribute_v4000 cuPointerGetAttribute;
+    PFN_cuDeviceGetMemPool_v11020 cuDeviceGetMemPool;
+    PFN_cuDeviceGetDefaultMemPool_v11020 cuDeviceGetDefaultMemPool;
 };
 const struct cf_driver *cf_driver(void);
 

@@ -5,10 +5,24 @@
 #define CF_RECORD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+/* Every uthash table of the record (and of whoever includes this header) takes its
+ * buckets from cudafrag's own mmap-backed allocator, never from malloc: the hooks
+ * insert while holding a lock, possibly inside the application's malloc. The
+ * #undef lets this header follow a plain #include <uthash.h>: the macros are
+ * expanded where the HASH_* macros are used, not where uthash.h was read. */
+void *cf_meta_alloc(size_t size);
+void cf_meta_free(void *p, size_t size);
+#undef uthash_malloc
+#undef uthash_free
+#define uthash_malloc(sz) cf_meta_alloc(sz)
+#define uthash_free(ptr, sz) cf_meta_free((ptr), (sz))
 #include <uthash.h>
 
 #define CF_MAX_FRAMES 64
+#define CF_SITE_SIZES 8 /* distinct sizes a site remembers (size_seen) */
 #define CF_MAX_DEVICES 64
 #define CF_HIST_BINS 64
 
@@ -73,8 +87,8 @@ struct cf_site {
     uint64_t live_bytes, peak_live_bytes, live_count;
     uint64_t first_ns, last_ns;   /* for the allocation rate */
     uint64_t min_size, max_size;
-    uint32_t distinct_sizes;      /* approximate (bounded set, see site.c) */
-    uint64_t size_seen[8];        /* the first distinct sizes, for distinct_sizes */
+    uint32_t distinct_sizes; /* exact up to CF_SITE_SIZES; CF_SITE_SIZES + 1 means more */
+    uint64_t size_seen[CF_SITE_SIZES]; /* the first distinct sizes, for distinct_sizes */
     uint64_t lifetime_ns_total, lifetime_count;
     UT_hash_handle hh;
 };
@@ -90,8 +104,12 @@ struct cf_alloc {
     uint64_t stream, pool;
     uint64_t t_ns;
     bool arena; /* served by cudafrag's arena */
+    bool granted_estimated; /* granted is the documented rounding estimate */
     struct cf_site *site;
+    /* hh links cf_rec.live, a merged view of all shards that exists only between
+     * cf_rec_lock_all() and cf_rec_unlock_all(); hh_shard links the shard table. */
     UT_hash_handle hh;
+    UT_hash_handle hh_shard;
 };
 
 /* A memory pool seen through the pool APIs or async allocations. */
@@ -105,6 +123,8 @@ struct cf_pool {
     uint64_t shrinks; /* reserved went down between samples (memory returned) */
     uint64_t regrows; /* reserved went up again after a shrink */
     uint64_t trims;
+    uint64_t samples, last_sample_ns; /* cuMemPoolGetAttribute samples taken */
+    bool shrunk; /* the last change of reserved_cur was downwards */
     UT_hash_handle hh;
 };
 
@@ -132,10 +152,13 @@ struct cf_device_stats {
     uint64_t live_at_peak_footprint;
     uint64_t requested_live, granted_live; /* for internal (rounding) waste */
     uint64_t peak_requested, peak_granted;
+    uint64_t last_sample_ns; /* rate limit of the footprint samples */
 };
 
+/* sizes: bin = floor(log2(size)); lifetimes: bin = floor(log2(ns)) and bytes are
+ * those of the allocations whose lifetime fell in the bin. Bin 0 also holds 0. */
 struct cf_hist {
-    uint64_t count[CF_HIST_BINS], bytes[CF_HIST_BINS]; /* bin = floor(log2(size)) */
+    uint64_t count[CF_HIST_BINS], bytes[CF_HIST_BINS];
 };
 
 /* Graph memory: nodes created and the graph pool's high water. */
@@ -151,7 +174,7 @@ struct cf_record {
     struct cf_api_stats api[CF_API_COUNT];
     struct cf_device_stats dev[CF_MAX_DEVICES];
     struct cf_hist sizes, lifetimes;
-    struct cf_alloc *live;   /* uthash by addr */
+    struct cf_alloc *live;   /* uthash by addr; only between cf_rec_lock_all/unlock_all */
     struct cf_site *sites;   /* uthash by hash */
     struct cf_pool *pools;   /* uthash by handle */
     struct cf_oom ooms[CF_MAX_OOMS];
@@ -160,6 +183,11 @@ struct cf_record {
     uint64_t distinct_sizes;
     uint64_t total_allocs, total_frees, unknown_frees;
     uint64_t capture_skips; /* sampling skipped because a stream was capturing */
+    /* Added after the first layout: */
+    struct cf_device_stats host; /* pinned/registered host memory (no footprint) */
+    bool distinct_sizes_capped;  /* the bounded size set filled: distinct_sizes is a floor */
+    uint64_t replaced_live; /* an address came back while still live (its free was missed) */
+    bool stacks_unavailable; /* libunwind could not be loaded: sites are keyed by API */
 };
 extern struct cf_record cf_rec;
 
@@ -174,6 +202,8 @@ struct cf_alloc_info {
     int result;         /* CUresult / cudaError_t the app got; 0 = success */
     bool oom;           /* result is an out-of-memory code */
     bool arena;
+    bool graph;         /* made while the stream was capturing: a graph allocation, pool = 0 */
+    uint64_t ns;        /* time inside the real call, 0 if not measured */
 };
 void cf_rec_alloc(const struct cf_alloc_info *ai);
 /* Returns true when addr was a live allocation we recorded. */
@@ -183,6 +213,19 @@ void cf_rec_pool_seen(uint64_t pool, int device, bool is_default, bool created_b
 void cf_rec_pool_destroyed(uint64_t pool);
 void cf_rec_pool_threshold(uint64_t pool, uint64_t threshold);
 void cf_rec_pool_trim(uint64_t pool);
+/* Time spent inside a real call that is counted by cf_rec_free/cf_rec_call. */
+void cf_rec_add_ns(enum cf_api api, uint64_t ns);
+
+/* Idempotent; called lazily by every cf_rec_* and by the library constructor.
+ * Registers the fork handlers below with pthread_atfork. */
+void cf_rec_init(void);
+void cf_rec_atfork_prepare(void);
+void cf_rec_atfork_parent(void);
+void cf_rec_atfork_child(void);
+
+/* The driver's rounding as measured on an H200 (an estimate): up to 1 MiB rounds
+ * up to 512 B, larger requests to 2 MiB. */
+uint64_t cf_rec_estimate_granted(uint64_t requested);
 
 /* ---- used by the report ---- */
 void cf_rec_lock_all(void);

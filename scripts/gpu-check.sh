@@ -1,0 +1,353 @@
+#!/usr/bin/env bash
+# cudafrag on a real GPU: every bundled workload and GPU program, natively, under
+# cudafrag and under cudafrag's arena, with outputs compared and the report's
+# counts and peaks summarised in one table.
+#
+#   scripts/gpu-check.sh --prepare [BUILD_DIR]
+#       On the build machine: fill .gpu/ with libcudafrag.so (and the libunwind it
+#       loads), the cudafrag command, the workloads from BUILD_DIR (default: build)
+#       and the GPU programs compiled with nvcc.
+#   scripts/gpu-check.sh [--only REGEX] [--steps N]
+#       On the GPU machine, from the repository root holding .gpu/. Results go to
+#       $OUT (default $TMPDIR/cudafrag-gpu-check): table.txt, log.txt and reports.tgz
+#       (every report, stdout and stderr).
+set -u -o pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+GPU_DIR="$ROOT/.gpu"
+NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+STEP_TIMEOUT=${STEP_TIMEOUT:-120}
+MAX_GPU_DIR_KIB=$((40 * 1024))
+WORKLOADS="video_pipeline detector_mix stream_async oom_fragment"
+
+die() {
+    echo "gpu-check: $*" >&2
+    exit 1
+}
+
+# --- build machine -----------------------------------------------------------------
+
+# Install into a scratch tree so the binaries lose their build-tree run paths; fall
+# back to the build tree when the build has no install rules for them.
+stage_build() {
+    local build=$1 stage=$2
+    meson install -C "$build" --no-rebuild --destdir "$stage" >"$stage.log" 2>&1 && return
+    echo "gpu-check: meson install failed (see $stage.log); copying from the build tree" >&2
+}
+
+copy_built() {
+    local build=$1 stage=$2 lib cli wl
+    lib=$(find "$stage" -name 'libcudafrag.so' -print -quit 2>/dev/null)
+    [ -n "$lib" ] || lib="$build/src/libcudafrag.so"
+    [ -e "$lib" ] || die "no libcudafrag.so in $build (run ninja -C $build first)"
+    cp -L "$lib" "$GPU_DIR/libcudafrag.so"
+    cli=$(find "$stage" -type f -name cudafrag -perm -u+x -print -quit 2>/dev/null)
+    [ -n "$cli" ] || cli="$build/src/cli/cudafrag"
+    [ -x "$cli" ] && cp -L "$cli" "$GPU_DIR/cudafrag"
+    for w in $WORKLOADS; do
+        wl=$(find "$stage" -type f -name "cudafrag-demo-$w" -print -quit 2>/dev/null)
+        [ -n "$wl" ] || wl="$build/tests/workloads/cudafrag-demo-$w"
+        [ -x "$wl" ] || die "missing workload $wl"
+        cp -L "$wl" "$GPU_DIR/"
+    done
+}
+
+compile_gpu_programs() {
+    local src="$ROOT/tests/gpu"
+    [ -x "$NVCC" ] || die "nvcc not found at $NVCC (set NVCC)"
+    "$NVCC" -arch=sm_90 -O2 -o "$GPU_DIR/alloc_static" "$src/alloc_static.cu" || die "nvcc failed"
+    "$NVCC" -arch=sm_90 -O2 -cudart shared -o "$GPU_DIR/alloc_static_shared" \
+        "$src/alloc_static.cu" || die "nvcc failed"
+    "$NVCC" -arch=sm_90 -O2 -o "$GPU_DIR/graph_mem" "$src/graph_mem.cu" || die "nvcc failed"
+    # The driver program links the toolkit's stub libcuda; the real driver is
+    # found by its soname on the GPU machine.
+    cc -std=gnu11 -O2 -Wall -Wextra -isystem "$CUDA_HOME/include" -o "$GPU_DIR/vmm_driver" \
+        "$src/vmm_driver.c" -L"$CUDA_HOME/lib64/stubs" -lcuda || die "cc failed"
+}
+
+prepare() {
+    local build=${1:-build}
+    case $build in /*) ;; *) build="$ROOT/$build" ;; esac
+    [ -d "$build" ] || die "no build directory $build"
+    rm -rf "$GPU_DIR"
+    mkdir -p "$GPU_DIR"
+    local stage
+    stage=$(mktemp -d)
+    stage_build "$build" "$stage"
+    copy_built "$build" "$stage"
+    rm -rf "$stage" "$stage.log"
+    # cudafrag dlopens libunwind.so.8, which the GPU machine may lack.
+    cp -L /usr/lib/x86_64-linux-gnu/libunwind.so.8 "$GPU_DIR/libunwind.so.8" ||
+        die "libunwind.so.8 not found"
+    compile_gpu_programs
+    local kib
+    kib=$(du -sk "$GPU_DIR" | cut -f1)
+    ls -l "$GPU_DIR"
+    [ "$kib" -le "$MAX_GPU_DIR_KIB" ] || die ".gpu is ${kib} KiB, over the 40 MiB limit"
+    echo "gpu-check: .gpu ready (${kib} KiB)"
+}
+
+# --- GPU machine -------------------------------------------------------------------
+
+ONLY=""
+TORCH_STEPS=55
+
+print_versions() {
+    echo "== machine"
+    timeout 30 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader ||
+        echo "nvidia-smi failed"
+    timeout 30 "$NVCC" --version | tail -n 2
+    timeout 60 python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)' ||
+        echo "torch: not importable"
+    timeout 60 python3 -c 'import cupy; print("cupy", cupy.__version__)' || echo "cupy: not importable"
+    timeout 60 python3 -c 'import jax; print("jax", jax.__version__)' || echo "jax: not importable"
+}
+
+# run_case NAME MODE PROFILED [VAR=VALUE...] -- COMMAND...
+# PROFILED=1 preloads cudafrag with its report going to $REPORTS/NAME.MODE-<pid>.
+run_case() {
+    local name=$1 mode=$2 profiled=$3
+    shift 3
+    local envs=()
+    while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+        envs+=("$1")
+        shift
+    done
+    shift
+    if [ -n "$ONLY" ] && ! [[ $name =~ $ONLY ]]; then return; fi
+    local tag="$name.$mode"
+    if [ "$profiled" = 1 ]; then
+        envs+=("LD_PRELOAD=$GPU_DIR/libcudafrag.so" "CUDAFRAG_OUTPUT=$REPORTS/$tag-%p"
+            "CUDAFRAG_STDERR=0")
+    fi
+    local t0 t1 rc
+    t0=$(date +%s.%N)
+    timeout "$STEP_TIMEOUT" env "${envs[@]}" "$@" >"$LOGS/$tag.out" 2>"$LOGS/$tag.err"
+    rc=$?
+    t1=$(date +%s.%N)
+    printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$mode" "$rc" "$(awk "BEGIN { print $t1 - $t0 }")" \
+        "$profiled" >>"$ROWS"
+    printf '%-20s %-18s exit %-3s %s\n' "$name" "$mode" "$rc" \
+        "$(grep -m1 -E '^(checksum|final loss|result|OOM)' "$LOGS/$tag.out")"
+}
+
+# Native, under cudafrag and under the arena (stream-ordered allocations included).
+run_three() {
+    local name=$1
+    shift
+    run_case "$name" native 0 -- "$@"
+    run_case "$name" cudafrag 1 -- "$@"
+    run_case "$name" arena 1 CUDAFRAG_ARENA=1 CUDAFRAG_ARENA_ASYNC=1 -- "$@"
+}
+
+run_workloads() {
+    local w
+    for w in $WORKLOADS; do
+        run_three "$w" "$GPU_DIR/cudafrag-demo-$w"
+    done
+    run_three alloc_static "$GPU_DIR/alloc_static"
+    run_three alloc_static_shared "$GPU_DIR/alloc_static_shared"
+    run_case vmm_driver native 0 -- "$GPU_DIR/vmm_driver"
+    run_case vmm_driver cudafrag 1 -- "$GPU_DIR/vmm_driver"
+    run_case graph_mem native 0 -- "$GPU_DIR/graph_mem"
+    run_case graph_mem cudafrag 1 -- "$GPU_DIR/graph_mem"
+}
+
+run_frameworks() {
+    local t="$ROOT/tests/gpu/torch_loop.py" steps="--steps=$TORCH_STEPS"
+    run_case torch caching 0 -- python3 "$t" "$steps"
+    run_case torch caching+cf 1 -- python3 "$t" "$steps"
+    run_case torch no-cache 0 PYTORCH_NO_CUDA_MEMORY_CACHING=1 -- python3 "$t" "$steps"
+    run_case torch no-cache+cf 1 PYTORCH_NO_CUDA_MEMORY_CACHING=1 -- python3 "$t" "$steps"
+    run_case torch no-cache+arena 1 PYTORCH_NO_CUDA_MEMORY_CACHING=1 CUDAFRAG_ARENA=1 -- \
+        python3 "$t" "$steps"
+    run_case torch async 0 PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync -- python3 "$t" "$steps"
+    run_case torch async+cf 1 PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync -- \
+        python3 "$t" "$steps"
+    run_case torch expandable 0 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True -- \
+        python3 "$t" "$steps"
+    run_case torch expandable+cf 1 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True -- \
+        python3 "$t" "$steps"
+    run_case cupy native 0 -- python3 "$ROOT/tests/gpu/cupy_test.py"
+    run_case cupy cudafrag 1 -- python3 "$ROOT/tests/gpu/cupy_test.py"
+    run_case jax default 0 -- python3 "$ROOT/tests/gpu/jax_test.py"
+    run_case jax default+cf 1 -- python3 "$ROOT/tests/gpu/jax_test.py"
+    run_case jax platform 0 XLA_PYTHON_CLIENT_ALLOCATOR=platform -- \
+        python3 "$ROOT/tests/gpu/jax_test.py"
+    run_case jax platform+cf 1 XLA_PYTHON_CLIENT_ALLOCATOR=platform -- \
+        python3 "$ROOT/tests/gpu/jax_test.py"
+}
+
+# One row per run. The output key (checksum, final loss, result) of each run is
+# compared with the first run of the same program; counts and peaks come from the
+# JSON report (several reports of one run -- child processes -- are summed).
+print_table() {
+    python3 - "$ROWS" "$LOGS" "$REPORTS" "$ROOT/tests/workloads/meson.build" <<'PY'
+import glob, json, os, re, sys
+
+rows_path, logs, reports, workloads_meson = sys.argv[1:5]
+# The checksums recorded on the simulated device: a real GPU must print the same.
+try:
+    SIM_GOLDEN = dict(re.findall(r"'(\w+)': '([0-9a-f]{16})'", open(workloads_meson).read()))
+except OSError:
+    SIM_GOLDEN = {}
+KEY = re.compile(r"^(checksum \S+|final loss \S+|result \S+|OOM with enough free memory)", re.M)
+# Allocation and free APIs shown in the counts column, most telling first (names as
+# in the report's apis[]); the rest appear only when none of these was called.
+SHOWN = ["cudaMalloc", "cudaFree", "cudaMallocPitch", "cudaMallocAsync", "cudaFreeAsync",
+         "cudaMallocFromPoolAsync", "cuMemAlloc", "cuMemFree", "cuMemAllocAsync",
+         "cuMemFreeAsync", "cuMemAllocFromPoolAsync", "cuMemCreate", "cuMemRelease",
+         "cuMemMap", "cudaGraphAddMemAllocNode", "cuGraphAddMemAllocNode", "cudaMallocHost",
+         "cudaHostAlloc", "cuMemAllocHost", "cuMemHostAlloc"]
+
+
+def output_key(tag):
+    try:
+        text = open(os.path.join(logs, tag + ".out"), errors="replace").read()
+    except OSError:
+        return None
+    m = KEY.search(text)
+    return m.group(1) if m else None
+
+
+def api_calls(report):
+    out = {}
+    for a in report.get("apis", []):
+        if isinstance(a, dict) and a.get("calls"):
+            out[a.get("name", "?")] = out.get(a.get("name", "?"), 0) + int(a["calls"])
+    return out
+
+
+def mib(v):
+    return "-" if v is None else "%.1fM" % (v / 1048576.0)
+
+
+def report_columns(tag):
+    """Counts, peak live and peak footprint from the run's JSON reports (several when
+    the program started profiled children: their counts and peaks are added)."""
+    files = sorted(glob.glob(os.path.join(reports, tag + "-*.json")))
+    if not files:
+        return "no report", "-", "-"
+    calls, live, foot, extra = {}, 0, 0, []
+    for f in files:
+        try:
+            r = json.load(open(f))
+        except (OSError, ValueError) as e:
+            return "bad report %s: %s" % (os.path.basename(f), e), "-", "-"
+        for k, v in api_calls(r).items():
+            calls[k] = calls.get(k, 0) + v
+        summary = r.get("summary", {})
+        live += summary.get("peak_live_bytes") or 0
+        foot += summary.get("peak_footprint_bytes") or 0
+        arena = r.get("arena_vs_native", {}).get("arena", {})
+        if arena.get("active"):
+            extra.append("arena mapped %s served %d" % (mib(arena.get("peak_mapped_bytes")),
+                                                         arena.get("allocs_served", 0)))
+        if r.get("ooms"):
+            extra.append("ooms %d" % len(r["ooms"]))
+    shown = [k for k in SHOWN if k in calls] or sorted(calls, key=lambda k: -calls[k])[:4]
+    parts = ["%s=%d" % (k, calls[k]) for k in shown[:6]] + extra
+    if len(files) > 1:
+        parts.append("(%d reports)" % len(files))
+    return " ".join(parts) or "no calls", mib(live or None), mib(foot or None)
+
+
+def torch_peaks(tag):
+    try:
+        text = open(os.path.join(logs, tag + ".out")).read()
+    except OSError:
+        return "-"
+    a = re.search(r"max_memory_allocated (\d+)", text)
+    r = re.search(r"max_memory_reserved (\d+)", text)
+    if not a or not r:
+        return "-"
+    return "torch alloc %s reserved %s" % (mib(int(a.group(1))), mib(int(r.group(1))))
+
+
+def base_mode(mode):
+    """The unprofiled configuration a run belongs to: "no-cache+arena" -> "no-cache";
+    the plain workload modes "cudafrag" and "arena" -> "native"."""
+    mode = mode.split("+")[0]
+    return "native" if mode in ("cudafrag", "arena") else mode
+
+
+# A run's output is compared with the program's first run; when it differs, also with
+# the unprofiled run of its own configuration, so a framework whose result depends
+# on its allocator setting (autotuning, workspace sizes) is not blamed on cudafrag.
+first, native = {}, {}
+table = [("workload", "mode", "exit", "output same?", "key counts", "peak live",
+          "peak footprint", "time")]
+for line in open(rows_path):
+    name, mode, rc, secs, profiled = line.rstrip("\n").split("\t")
+    tag = name + "." + mode
+    key = output_key(tag)
+    if profiled == "0":
+        native.setdefault((name, mode), key)
+    if name not in first:
+        first[name] = key
+        same = "ref" if key else "no output"
+        if key and name in SIM_GOLDEN:
+            same += " (= sim)" if key == "checksum " + SIM_GOLDEN[name] else " (sim DIFF)"
+    elif not key:
+        same = "no output"
+    elif key == first[name]:
+        same = "same"
+    elif key == native.get((name, base_mode(mode))) and profiled == "1":
+        same = "same as " + base_mode(mode)
+    else:
+        same = "DIFF"
+    if profiled == "1":
+        counts, live, foot = report_columns(tag)
+    else:
+        counts, live, foot = (torch_peaks(tag) if name == "torch" else "-"), "-", "-"
+    status = {"124": "124 timeout", "137": "137 killed"}.get(rc, rc)
+    table.append((name, mode, status, same, counts, live, foot, "%.1fs" % float(secs)))
+
+widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
+for r in table:
+    print(" | ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+PY
+}
+
+check() {
+    [ -e "$GPU_DIR/libcudafrag.so" ] || die "no $GPU_DIR/libcudafrag.so: run --prepare on the build machine"
+    OUT=${OUT:-${TMPDIR:-/tmp}/cudafrag-gpu-check}
+    mkdir -p "$OUT"
+    local work
+    work=$(mktemp -d)
+    REPORTS="$work/reports"
+    LOGS="$work/logs"
+    ROWS="$work/rows.tsv"
+    mkdir -p "$REPORTS" "$LOGS"
+    : >"$ROWS"
+    export LD_LIBRARY_PATH="$GPU_DIR:$CUDA_HOME/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    run_all 2>&1 | tee "$OUT/log.txt"
+    tar czf "$OUT/reports.tgz" -C "$work" reports logs rows.tsv
+    rm -rf "$work"
+}
+
+run_all() {
+    print_versions
+    echo "== runs (each limited to ${STEP_TIMEOUT}s)"
+    run_workloads
+    run_frameworks
+    echo "== table"
+    print_table | tee "$OUT/table.txt"
+}
+
+case ${1:-} in
+--prepare)
+    prepare "${2:-build}"
+    ;;
+*)
+    while [ $# -gt 0 ]; do
+        case $1 in
+        --only) ONLY=$2; shift 2 ;;
+        --steps) TORCH_STEPS=$2; shift 2 ;;
+        *) die "unknown argument $1 (see the header of $0)" ;;
+        esac
+    done
+    check
+    ;;
+esac

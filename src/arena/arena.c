@@ -1,0 +1,381 @@
+/* The cf_arena_* API: switches, device selection, context handling, statistics.
+ * The per-device work is in arena_dev.c and arena_reclaim.c. */
+#include "arena/arena.h"
+
+#include "arena/arena_dev.h"
+#include "arena/shadow.h"
+#include "config/config.h"
+#include "hook/real.h"
+#include "util/log.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* devs[device][part]; part 0's state is the device's, nparts[device] parts are in use. */
+static struct cf_dev_arena devs[CF_ARENA_MAX_DEVICES][CF_ARENA_PARTS];
+static unsigned nparts[CF_ARENA_MAX_DEVICES];
+static unsigned next_slot; /* threads take parts round-robin */
+static __thread unsigned tl_slot = UINT32_MAX;
+static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
+static int arena_state; /* CF_DEV_UNTRIED / READY / FAILED: the arena as a whole */
+
+/* Driver entry points the arena needs beyond struct cf_driver. */
+static struct {
+    PFN_cuInit_v2000 cuInit;
+    PFN_cuCtxSetCurrent_v4000 cuCtxSetCurrent;
+    PFN_cuCtxPushCurrent_v4000 cuCtxPushCurrent;
+    PFN_cuCtxPopCurrent_v4000 cuCtxPopCurrent;
+} extra;
+
+/* Which arena the thread's current context belongs to: saves a driver call per
+ * allocation. */
+static __thread CUcontext tl_ctx;
+static __thread struct cf_dev_arena *tl_arena;
+
+static uint64_t cf_arena_clock_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Time spent in alloc/free is measured in cheap ticks: on x86 the TSC (a clock
+ * read costs 20-60 ns on virtual machines, as much as the whole allocation),
+ * converted to ns at statistics time against the monotonic clock since start. */
+static uint64_t start_ticks, start_ns;
+
+static uint64_t ticks(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return __builtin_ia32_rdtsc();
+#else
+    return cf_arena_clock_ns();
+#endif
+}
+
+static uint64_t ticks_to_ns(uint64_t t)
+{
+    uint64_t dt = ticks() - start_ticks, dns = cf_arena_clock_ns() - start_ns;
+    if (dt == 0) return t;
+    return (uint64_t)((double)t * (double)dns / (double)dt);
+}
+
+uint64_t cf_arena_slack(const struct cf_dev_arena *d)
+{
+    unsigned used = __atomic_load_n(&next_slot, __ATOMIC_RELAXED);
+    unsigned n = nparts[d->bk.dev];
+    if (used > n) used = n;
+    uint64_t slack = cf_opt_size(CF_OPT_ARENA_SLACK), share = slack / (used ? used : 1);
+    /* Below a few granules per part, every quarantine batch would be unmapped
+     * and mapped again (measured: 10x the driver calls with 16 threads). */
+    if (share < CF_ARENA_MIN_SHARE && slack >= CF_ARENA_MIN_SHARE) share = CF_ARENA_MIN_SHARE;
+    return share;
+}
+
+/* By exported name first (the ABI of the PFN type), else through cuGetProcAddress. */
+static void *proc(const char *export, const char *name, int version)
+{
+    void *fn = cf_real_driver_sym(export);
+    CUdriverProcAddressQueryResult st;
+    if (fn == NULL && cf_driver()->cuGetProcAddress &&
+        cf_driver()->cuGetProcAddress(name, &fn, version, CU_GET_PROC_ADDRESS_DEFAULT, &st) !=
+            CUDA_SUCCESS)
+        fn = NULL;
+    return fn;
+}
+
+/* Everything the arena calls must exist, or it stays off. */
+static bool driver_complete(void)
+{
+    const struct cf_driver *drv = cf_driver();
+    if (!drv->cuCtxGetCurrent || !drv->cuCtxGetDevice || !drv->cuDevicePrimaryCtxRetain ||
+        !drv->cuDeviceGet || !drv->cuCtxSynchronize || !drv->cuEventCreate || !drv->cuEventRecord ||
+        !drv->cuEventQuery || !drv->cuStreamWaitEvent)
+        return false;
+    extra.cuInit = (PFN_cuInit_v2000)proc("cuInit", "cuInit", 2000);
+    extra.cuCtxSetCurrent =
+        (PFN_cuCtxSetCurrent_v4000)proc("cuCtxSetCurrent", "cuCtxSetCurrent", 4000);
+    extra.cuCtxPushCurrent =
+        (PFN_cuCtxPushCurrent_v4000)proc("cuCtxPushCurrent_v2", "cuCtxPushCurrent", 4000);
+    extra.cuCtxPopCurrent =
+        (PFN_cuCtxPopCurrent_v4000)proc("cuCtxPopCurrent_v2", "cuCtxPopCurrent", 4000);
+    return extra.cuInit && extra.cuCtxSetCurrent && extra.cuCtxPushCurrent && extra.cuCtxPopCurrent;
+}
+
+/* Whole-arena start: the switch and the driver. While libcuda is not loaded
+ * yet the answer is "not now" (the call passes through) rather than "never". */
+static bool arena_ready(void)
+{
+    int st = __atomic_load_n(&arena_state, __ATOMIC_ACQUIRE);
+    if (st != CF_DEV_UNTRIED) return st == CF_DEV_READY;
+    if (!cf_opt_bool(CF_OPT_ARENA)) {
+        __atomic_store_n(&arena_state, CF_DEV_FAILED, __ATOMIC_RELEASE);
+        return false;
+    }
+    if (cf_driver()->cuCtxGetCurrent == NULL) return false;
+    pthread_mutex_lock(&start_lock);
+    if (arena_state == CF_DEV_UNTRIED) {
+        bool ok = driver_complete();
+        if (!ok)
+            cf_log("arena: the CUDA driver lacks entry points the arena needs; "
+                   "CUDAFRAG_ARENA is off and allocations go to CUDA as usual");
+        start_ns = cf_arena_clock_ns();
+        start_ticks = ticks();
+        __atomic_store_n(&arena_state, ok ? CF_DEV_READY : CF_DEV_FAILED, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&start_lock);
+    return arena_state == CF_DEV_READY;
+}
+
+/* No context is current: do what the runtime does at its first call, i.e. make
+ * device 0's primary context current. */
+static CUcontext adopt_primary_context(void)
+{
+    CUcontext ctx = NULL;
+    CUdevice dev = 0;
+    if (extra.cuInit(0) != CUDA_SUCCESS || cf_driver()->cuDeviceGet(&dev, 0) != CUDA_SUCCESS ||
+        cf_driver()->cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS ||
+        extra.cuCtxSetCurrent(ctx) != CUDA_SUCCESS)
+        return NULL;
+    return ctx;
+}
+
+static CUresult start_parts(CUdevice dev, CUcontext ctx)
+{
+    unsigned n = CF_ARENA_PARTS;
+    CUresult rc = cf_dev_start(&devs[dev][0], dev, ctx, &n);
+    if (rc != CUDA_SUCCESS) return rc;
+    for (unsigned k = 1; k < n; k++) {
+        if (cf_dev_start_part(&devs[dev][k], &devs[dev][0], k) != 0) {
+            n = k; /* host memory ran out: fewer parts still work */
+            break;
+        }
+        devs[dev][k].state = CF_DEV_READY;
+    }
+    nparts[dev] = n;
+    return CUDA_SUCCESS;
+}
+
+static struct cf_dev_arena *start_device(CUdevice dev, CUcontext ctx)
+{
+    struct cf_dev_arena *d = &devs[dev][0];
+    pthread_mutex_lock(&start_lock);
+    if (d->state == CF_DEV_UNTRIED) {
+        CUresult rc = start_parts(dev, ctx);
+        if (rc != CUDA_SUCCESS)
+            cf_log("arena: cannot start on device %d (error %d); its allocations go to CUDA "
+                   "as usual",
+                   (int)dev, (int)rc);
+        else if (!d->bk.vmm)
+            cf_log("arena: device %d has no virtual memory management; the arena uses "
+                   "cuMemAlloc chunks",
+                   (int)dev);
+        __atomic_store_n(&d->state, rc == CUDA_SUCCESS ? CF_DEV_READY : CF_DEV_FAILED,
+                         __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&start_lock);
+    return d->state == CF_DEV_READY ? d : NULL;
+}
+
+static bool device_ready(int i)
+{
+    return __atomic_load_n(&devs[i][0].state, __ATOMIC_ACQUIRE) == CF_DEV_READY;
+}
+
+/* The arena of the calling thread's current device, started on first use. */
+static struct cf_dev_arena *current_arena(void)
+{
+    const struct cf_driver *drv = cf_driver();
+    CUcontext ctx = NULL;
+    if (drv->cuCtxGetCurrent(&ctx) != CUDA_SUCCESS) return NULL;
+    if (ctx != NULL && ctx == tl_ctx) return tl_arena;
+    if (ctx == NULL && (ctx = adopt_primary_context()) == NULL) return NULL;
+    CUdevice dev = -1;
+    if (drv->cuCtxGetDevice(&dev) != CUDA_SUCCESS || dev < 0 || dev >= CF_ARENA_MAX_DEVICES)
+        return NULL;
+    if (!device_ready(dev) && start_device(dev, ctx) == NULL) return NULL;
+    if (tl_slot == UINT32_MAX) tl_slot = __atomic_fetch_add(&next_slot, 1, __ATOMIC_RELAXED);
+    tl_ctx = ctx;
+    tl_arena = &devs[dev][tl_slot % nparts[dev]];
+    return tl_arena;
+}
+
+void cf_arena_reclaim_device(const struct cf_dev_arena *d)
+{
+    int dev = (int)d->bk.dev;
+    for (unsigned k = 0; k < nparts[dev]; k++) {
+        cf_dev_drain(&devs[dev][k]);
+        cf_dev_trim(&devs[dev][k], true);
+    }
+}
+
+CUcontext cf_arena_ctx_enter(const struct cf_dev_arena *d)
+{
+    CUcontext cur = NULL;
+    cf_driver()->cuCtxGetCurrent(&cur);
+    if (cur == d->bk.ctx) return NULL;
+    if (extra.cuCtxPushCurrent(d->bk.ctx) != CUDA_SUCCESS) return NULL;
+    return d->bk.ctx;
+}
+
+void cf_arena_ctx_leave(CUcontext pushed)
+{
+    CUcontext popped;
+    if (pushed) extra.cuCtxPopCurrent(&popped);
+}
+
+bool cf_arena_capturing(CUstream stream)
+{
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    /* A driver without stream capture cannot be capturing. */
+    if (cf_driver()->cuStreamIsCapturing == NULL) return false;
+    CUresult rc = cf_driver()->cuStreamIsCapturing(stream, &st);
+    if (rc == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT || rc == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+        return true;
+    return rc == CUDA_SUCCESS && st != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+bool cf_arena_enabled(void)
+{
+    return arena_ready() && current_arena() != NULL;
+}
+
+bool cf_arena_async_enabled(void)
+{
+    return cf_opt_bool(CF_OPT_ARENA_ASYNC) && cf_arena_enabled();
+}
+
+CUresult cf_arena_alloc(CUdeviceptr *out, uint64_t size, CUstream stream, bool async,
+                        uint64_t *granted)
+{
+    if (size == 0 || tlsf_round(size) == 0 || !arena_ready()) return CUDA_ERROR_NOT_SUPPORTED;
+    uint64_t t0 = ticks();
+    /* Work being captured into a graph must get graph-owned memory: pass through. */
+    if (cf_arena_capturing(async ? stream : CU_STREAM_LEGACY)) return CUDA_ERROR_NOT_SUPPORTED;
+    struct cf_dev_arena *d = current_arena();
+    if (d == NULL) return CUDA_ERROR_NOT_SUPPORTED;
+    struct tlsf_block *b = NULL;
+    CUresult rc = cf_dev_alloc(d, size, stream, async, &b);
+    if (rc == CUDA_SUCCESS) {
+        *out = (CUdeviceptr)b->addr;
+        if (granted) *granted = b->size;
+    }
+    __atomic_fetch_add(&d->ns_alloc, ticks() - t0, __ATOMIC_RELAXED);
+    return rc;
+}
+
+static struct cf_dev_arena *owner(CUdeviceptr ptr)
+{
+    for (int i = 0; i < CF_ARENA_MAX_DEVICES; i++) {
+        if (!device_ready(i)) continue;
+        const struct cf_backing *bk = &devs[i][0].bk;
+        if (bk->vmm) {
+            /* The parts split one reservation evenly: no search. */
+            if (ptr >= bk->va_base && ptr < bk->va_base + (uint64_t)nparts[i] * bk->reserve)
+                return &devs[i][(ptr - bk->va_base) / bk->reserve];
+            continue;
+        }
+        for (unsigned k = 0; k < nparts[i]; k++)
+            if (cf_dev_owns(&devs[i][k], ptr)) return &devs[i][k];
+    }
+    return NULL;
+}
+
+bool cf_arena_owns(CUdeviceptr ptr)
+{
+    if (__atomic_load_n(&arena_state, __ATOMIC_ACQUIRE) != CF_DEV_READY || ptr == 0) return false;
+    return owner(ptr) != NULL;
+}
+
+CUresult cf_arena_free(CUdeviceptr ptr, CUstream stream, bool async)
+{
+    if (__atomic_load_n(&arena_state, __ATOMIC_ACQUIRE) != CF_DEV_READY)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t t0 = ticks();
+    struct cf_dev_arena *d = owner(ptr);
+    if (d == NULL) return CUDA_ERROR_INVALID_VALUE;
+    CUresult rc = cf_dev_free(d, ptr, stream, async);
+    __atomic_fetch_add(&d->ns_free, ticks() - t0, __ATOMIC_RELAXED);
+    return rc;
+}
+
+static void add_device(struct cf_arena_stats *s, struct cf_dev_arena *d, double *frag_peak)
+{
+    cf_dev_lock(d);
+    s->vmm = s->vmm || d->bk.vmm;
+    s->peak_live += d->peak_live;
+    s->peak_mapped += d->peak_mapped;
+    s->reserved_now += d->bk.vmm ? d->bk.reserve : d->bk.chunks_bytes;
+    s->peak_reserved += d->bk.vmm ? d->bk.reserve : d->peak_mapped;
+    s->mapped_now += cf_dev_mapped(d);
+    s->live_now += d->live;
+    s->granules_mapped += d->granules_mapped;
+    s->granules_unmapped += d->granules_unmapped;
+    s->driver_calls += d->bk.driver_calls + d->sync_calls;
+    s->allocs_served += d->allocs;
+    s->frees_served += d->frees;
+    s->ooms += d->ooms;
+    if (d->peak_mapped > *frag_peak) {
+        *frag_peak = (double)d->peak_mapped;
+        s->ext_frag_at_peak = d->frag_at_peak;
+    }
+    cf_dev_unlock(d);
+    s->ns_in_alloc += ticks_to_ns(__atomic_load_n(&d->ns_alloc, __ATOMIC_RELAXED));
+    s->ns_in_free += ticks_to_ns(__atomic_load_n(&d->ns_free, __ATOMIC_RELAXED));
+}
+
+void cf_arena_get_stats(struct cf_arena_stats *arena, struct cf_arena_stats *shadow)
+{
+    if (arena) {
+        memset(arena, 0, sizeof *arena);
+        double frag_peak = -1;
+        for (int i = 0; i < CF_ARENA_MAX_DEVICES; i++) {
+            if (!device_ready(i)) continue;
+            arena->active = true;
+            for (unsigned k = 0; k < nparts[i]; k++)
+                add_device(arena, &devs[i][k], &frag_peak);
+        }
+    }
+    if (shadow) cf_shadow_stats(shadow);
+}
+
+/* VMM: every held block is backed, and each granule's hold count is the
+ * number of held blocks touching it. Under lock. */
+static int check_holds(const struct cf_dev_arena *d)
+{
+    const struct cf_gmap *g = &d->bk.gmap;
+    uint32_t *expect = calloc(g->count, sizeof *expect);
+    int fails = 0;
+    if (expect == NULL) return 0;
+    for (const struct tlsf_block *b = d->tlsf.regions[0].first; b; b = b->phys_next) {
+        if (b->state != TLSF_USED) continue;
+        if (!cf_gmap_is_mapped(g, b->addr, b->size)) fails++;
+        uint64_t lo = (b->addr - g->base) >> g->shift;
+        uint64_t hi = (b->addr - g->base + b->size - 1) >> g->shift;
+        for (uint64_t i = lo; i <= hi; i++)
+            expect[i]++;
+    }
+    for (uint64_t i = 0; i < g->count; i++)
+        fails += expect[i] != g->refs[i];
+    free(expect);
+    return fails;
+}
+
+int cf_arena_check(void)
+{
+    int fails = 0;
+    for (int i = 0; i < CF_ARENA_MAX_DEVICES; i++) {
+        if (!device_ready(i)) continue;
+        for (unsigned k = 0; k < nparts[i]; k++) {
+            struct cf_dev_arena *d = &devs[i][k];
+            cf_dev_lock(d);
+            fails += tlsf_check(&d->tlsf);
+            /* Blocks out of the TLSF: handed out, quarantined or pending. */
+            if (d->tlsf.used_bytes != d->live + d->quarantine.bytes + d->pending.bytes) fails++;
+            if (d->bk.vmm) fails += check_holds(d);
+            cf_dev_unlock(d);
+        }
+    }
+    return fails;
+}

@@ -1,0 +1,212 @@
+#include "arena/shadow.h"
+
+#include "arena/backing.h"
+#include "arena/gmap.h"
+#include "arena/tlsf.h"
+#include "config/config.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uthash.h>
+
+#define SHADOW_MAX_DEVICES 16
+#define SHADOW_BASE        ((uint64_t)1 << 44) /* any granule-aligned address will do */
+
+struct shadow_dev {
+    bool used, broken; /* broken: the model's tables could not be allocated */
+    struct tlsf tlsf;
+    struct cf_gmap gmap;
+    uint64_t reserve, live, peak_live, peak_mapped, frag_sampled_at, trim_floor;
+    double frag_at_peak;
+    uint64_t granules_mapped, granules_unmapped, chunks_mapped, chunks_unmapped;
+    uint64_t allocs, frees, ooms;
+};
+
+/* Native address -> the model's block. Entries are recycled, not freed. */
+struct shadow_entry {
+    uint64_t addr;
+    struct tlsf_block *block;
+    int device;
+    UT_hash_handle hh;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct shadow_dev devs[SHADOW_MAX_DEVICES];
+static struct shadow_entry *by_addr, *spare_entries;
+
+static struct shadow_dev *device(int device)
+{
+    if (device < 0 || device >= SHADOW_MAX_DEVICES) return NULL;
+    struct shadow_dev *s = &devs[device];
+    if (s->broken) return NULL;
+    if (s->used) return s;
+    uint64_t reserve = cf_opt_size(CF_OPT_ARENA_RESERVE);
+    if (reserve == 0) reserve = CF_SHADOW_DEFAULT_RESERVE;
+    reserve = (reserve + CF_BACKING_GRANULE - 1) & ~(CF_BACKING_GRANULE - 1);
+    if (tlsf_init(&s->tlsf) != 0 || tlsf_add_region(&s->tlsf, SHADOW_BASE, reserve) != 0 ||
+        cf_gmap_init(&s->gmap, SHADOW_BASE, reserve, CF_BACKING_GRANULE) != 0) {
+        tlsf_destroy(&s->tlsf);
+        s->broken = true;
+        return NULL;
+    }
+    s->reserve = reserve;
+    s->used = true;
+    return s;
+}
+
+static void note_mapped(struct shadow_dev *s)
+{
+    if (s->gmap.mapped_bytes <= s->peak_mapped) return;
+    s->peak_mapped = s->gmap.mapped_bytes;
+    if (s->peak_mapped < s->frag_sampled_at + s->frag_sampled_at / 64) return;
+    s->frag_sampled_at = s->peak_mapped;
+    s->frag_at_peak = cf_gmap_ext_frag(&s->gmap, s->tlsf.regions[0].first);
+}
+
+static void map_block(struct shadow_dev *s, const struct tlsf_block *b)
+{
+    uint64_t run, bytes;
+    while (cf_gmap_next_unmapped(&s->gmap, b->addr, b->size, &run, &bytes)) {
+        cf_gmap_set_mapped(&s->gmap, run, bytes);
+        s->granules_mapped += bytes / CF_BACKING_GRANULE;
+        s->chunks_mapped++;
+    }
+    note_mapped(s);
+}
+
+static uint64_t excess(const struct shadow_dev *s)
+{
+    return s->gmap.mapped_bytes - s->tlsf.used_bytes;
+}
+
+/* The arena's policy: past the slack, unmap idle chunks from the top down to
+ * half the slack; what stays pinned raises the next trigger. */
+static void maybe_trim(struct shadow_dev *s)
+{
+    uint64_t slack = cf_opt_size(CF_OPT_ARENA_SLACK);
+    if (s->gmap.mapped_bytes < s->tlsf.used_bytes || excess(s) <= slack + s->trim_floor) return;
+    uint64_t cursor = UINT64_MAX, addr, bytes;
+    while (excess(s) > slack / 2 && cf_gmap_next_idle_chunk(&s->gmap, &cursor, &addr, &bytes)) {
+        cf_gmap_set_unmapped(&s->gmap, addr);
+        s->granules_unmapped += bytes / CF_BACKING_GRANULE;
+        s->chunks_unmapped++;
+    }
+    s->trim_floor = excess(s) > slack ? excess(s) : 0;
+}
+
+static void drop(struct shadow_entry *e)
+{
+    struct shadow_dev *s = &devs[e->device];
+    s->live -= e->block->size;
+    s->frees++;
+    cf_gmap_hold(&s->gmap, e->block->addr, e->block->size, -1);
+    tlsf_free(&s->tlsf, e->block);
+    HASH_DEL(by_addr, e);
+    e->hh.next = spare_entries;
+    spare_entries = e;
+    maybe_trim(s);
+}
+
+static struct shadow_entry *new_entry(void)
+{
+    struct shadow_entry *e = spare_entries;
+    if (e)
+        spare_entries = e->hh.next;
+    else
+        e = malloc(sizeof *e);
+    if (e) memset(e, 0, sizeof *e);
+    return e;
+}
+
+void cf_shadow_alloc(uint64_t addr, uint64_t size, int dev)
+{
+    if (!cf_opt_bool(CF_OPT_SHADOW) || size == 0) return;
+    pthread_mutex_lock(&lock);
+    struct shadow_entry *e = NULL;
+    HASH_FIND(hh, by_addr, &addr, sizeof addr, e);
+    if (e) drop(e); /* freed behind our back: the address is live again */
+    struct shadow_dev *s = device(dev);
+    struct tlsf_block *b = s ? tlsf_alloc(&s->tlsf, size) : NULL;
+    if (b == NULL || (e = new_entry()) == NULL) {
+        if (b) tlsf_free(&s->tlsf, b);
+        if (s) s->ooms++;
+        pthread_mutex_unlock(&lock);
+        return;
+    }
+    cf_gmap_hold(&s->gmap, b->addr, b->size, +1);
+    map_block(s, b);
+    s->live += b->size;
+    if (s->live > s->peak_live) s->peak_live = s->live;
+    s->allocs++;
+    e->addr = addr;
+    e->block = b;
+    e->device = dev;
+    HASH_ADD(hh, by_addr, addr, sizeof e->addr, e);
+    pthread_mutex_unlock(&lock);
+}
+
+void cf_shadow_free(uint64_t addr)
+{
+    pthread_mutex_lock(&lock);
+    struct shadow_entry *e = NULL;
+    HASH_FIND(hh, by_addr, &addr, sizeof addr, e);
+    if (e) drop(e);
+    pthread_mutex_unlock(&lock);
+}
+
+void cf_shadow_stats(struct cf_arena_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    out->shadow = true;
+    out->vmm = true;
+    double frag_peak = -1;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < SHADOW_MAX_DEVICES; i++) {
+        const struct shadow_dev *s = &devs[i];
+        if (!s->used) continue;
+        out->active = true;
+        out->peak_live += s->peak_live;
+        out->peak_mapped += s->peak_mapped;
+        out->peak_reserved += s->reserve;
+        out->reserved_now += s->reserve;
+        out->mapped_now += s->gmap.mapped_bytes;
+        out->live_now += s->live;
+        out->granules_mapped += s->granules_mapped;
+        out->granules_unmapped += s->granules_unmapped;
+        /* What the arena would have called: reserve once, create+map+access per
+         * chunk mapped, unmap+release per chunk given back. */
+        out->driver_calls += 1 + 3 * s->chunks_mapped + 2 * s->chunks_unmapped;
+        out->allocs_served += s->allocs;
+        out->frees_served += s->frees;
+        out->ooms += s->ooms;
+        if ((double)s->peak_mapped > frag_peak) {
+            frag_peak = (double)s->peak_mapped;
+            out->ext_frag_at_peak = s->frag_at_peak;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+void cf_shadow_reset(void)
+{
+    pthread_mutex_lock(&lock);
+    struct shadow_entry *e, *tmp;
+    HASH_ITER(hh, by_addr, e, tmp)
+    {
+        HASH_DEL(by_addr, e);
+        free(e);
+    }
+    while ((e = spare_entries) != NULL) {
+        spare_entries = e->hh.next;
+        free(e);
+    }
+    for (int i = 0; i < SHADOW_MAX_DEVICES; i++) {
+        if (devs[i].used) {
+            tlsf_destroy(&devs[i].tlsf);
+            cf_gmap_destroy(&devs[i].gmap);
+        }
+        memset(&devs[i], 0, sizeof devs[i]);
+    }
+    pthread_mutex_unlock(&lock);
+}

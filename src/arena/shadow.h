@@ -1,0 +1,17 @@
+/* The shadow arena: a host-only model that replays a native run's allocations
+ * on the arena's TLSF, granule map and trimming policy (no CUDA calls), to
+ * report what the arena would have mapped. */
+#ifndef CF_ARENA_SHADOW_H
+#define CF_ARENA_SHADOW_H
+
+#include "arena/arena.h"
+
+/* Virtual range the model places blocks in when CUDAFRAG_ARENA_RESERVE is 0:
+ * only bounds the model's tables, no memory is reserved. */
+#define CF_SHADOW_DEFAULT_RESERVE ((uint64_t)256 << 30)
+
+void cf_shadow_stats(struct cf_arena_stats *s);
+/* Forget everything (tests replaying several sequences in one process). */
+void cf_shadow_reset(void);
+
+#endif

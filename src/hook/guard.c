@@ -1,0 +1,11 @@
+#include "hook/guard.h"
+
+#include "config/config.h"
+
+__thread bool cf_in_hook __attribute__((tls_model("initial-exec")));
+__thread uint64_t cf_call_ns __attribute__((tls_model("initial-exec")));
+
+bool cf_hook_enabled(void)
+{
+    return cf_opt_bool(CF_OPT_ENABLE);
+}

@@ -1,0 +1,36 @@
+/* The public counters a program can read (include/cudafrag/cudafrag.h). */
+#include "cudafrag/cudafrag.h"
+
+#include "record/record.h"
+#include "util/export.h"
+
+#include <string.h>
+
+/* Exported names count under their API: cuMemAlloc_v2 and cuMemAllocAsync_ptsz
+ * are cuMemAlloc and cuMemAllocAsync. */
+static size_t base_length(const char *name)
+{
+    size_t n = strlen(name);
+    static const char *const suffixes[] = {"_ptsz", "_v2"};
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+        size_t k = strlen(suffixes[i]);
+        if (n > k && strcmp(name + n - k, suffixes[i]) == 0) n -= k;
+    }
+    return n;
+}
+
+CF_EXPORT long long cudafrag_api_calls(const char *api)
+{
+    if (api == NULL) return -1;
+    size_t n = base_length(api);
+    for (int i = 0; i < CF_API_COUNT; i++)
+        if (strncmp(cf_api_info[i].name, api, n) == 0 && cf_api_info[i].name[n] == '\0')
+            return (long long)__atomic_load_n(&cf_rec.api[i].calls, __ATOMIC_RELAXED);
+    return -1;
+}
+
+CF_EXPORT long long cudafrag_live_bytes(int device)
+{
+    if (device < 0 || device >= CF_MAX_DEVICES) return -1;
+    return (long long)__atomic_load_n(&cf_rec.dev[device].live_bytes, __ATOMIC_RELAXED);
+}

@@ -1,0 +1,70 @@
+#include "hook/cuda_abi.h"
+
+#include "hook/route.h"
+
+#include "arena/arena.h"
+
+#include <errno.h>
+
+static void note_arena_alloc(enum cf_api api, uint64_t addr, uint64_t size, uint64_t granted,
+                             CUstream stream, int device, uint64_t ns)
+{
+    struct cf_alloc_info ai = {
+        .api = api,
+        .addr = addr,
+        .requested = size,
+        .granted = granted,
+        .stream = (uint64_t)(uintptr_t)stream,
+        .device = device,
+        .arena = true,
+        .ns = ns,
+    };
+    cf_rec_alloc(&ai);
+}
+
+bool cf_route_alloc(enum cf_api api, uint64_t *out, uint64_t size)
+{
+    /* Size 0 keeps the real API's answer (success with a NULL pointer). */
+    if (size == 0 || !cf_arena_enabled()) return false;
+    int saved = errno;
+    CUdeviceptr p = 0;
+    uint64_t granted = 0;
+    uint64_t t0 = cf_now_ns();
+    bool served = cf_arena_alloc(&p, size, NULL, false, &granted) == CUDA_SUCCESS;
+    if (served) {
+        *out = p;
+        note_arena_alloc(api, p, size, granted, NULL, -1, cf_now_ns() - t0);
+    }
+    errno = saved;
+    return served;
+}
+
+bool cf_route_alloc_async(enum cf_api api, uint64_t *out, uint64_t size, CUstream stream,
+                          const struct cf_async_target *t)
+{
+    if (size == 0 || !t->is_default || t->capturing || !cf_arena_async_enabled()) return false;
+    int saved = errno;
+    CUdeviceptr p = 0;
+    uint64_t granted = 0;
+    uint64_t t0 = cf_now_ns();
+    bool served = cf_arena_alloc(&p, size, stream, true, &granted) == CUDA_SUCCESS;
+    if (served) {
+        *out = p;
+        note_arena_alloc(api, p, size, granted, stream, t->device, cf_now_ns() - t0);
+    }
+    errno = saved;
+    return served;
+}
+
+bool cf_route_free(enum cf_api api, uint64_t ptr, CUstream stream, bool async, CUresult *rc)
+{
+    if (ptr == 0 || !cf_arena_enabled() || !cf_arena_owns(ptr)) return false;
+    int saved = errno;
+    uint64_t t0 = cf_now_ns();
+    *rc = cf_arena_free(ptr, stream, async);
+    uint64_t ns = cf_now_ns() - t0;
+    cf_rec_free(api, ptr, *rc);
+    cf_rec_add_ns(api, ns);
+    errno = saved;
+    return true;
+}

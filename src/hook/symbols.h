@@ -1,0 +1,83 @@
+/* The entry points libcudafrag.so exports, with where their real versions live.
+ * The same table answers the three ways a program can reach a driver function:
+ * the exported symbol itself, dlsym on a libcuda handle, and cuGetProcAddress. */
+#ifndef CF_HOOK_SYMBOLS_H
+#define CF_HOOK_SYMBOLS_H
+
+/* X(exported symbol, name cuGetProcAddress knows it by). One row per ABI: the
+ * legacy and _v2 exports take different argument types, _ptsz ones a different
+ * default stream. */
+#define CF_DRIVER_HOOKS(X)                                                                         \
+    X(cuMemAlloc, cuMemAlloc)                                                                      \
+    X(cuMemAlloc_v2, cuMemAlloc) X(cuMemFree, cuMemFree) X(cuMemFree_v2, cuMemFree) X(             \
+        cuMemAllocPitch, cuMemAllocPitch) X(cuMemAllocPitch_v2, cuMemAllocPitch)                   \
+        X(cuMemAllocManaged, cuMemAllocManaged) X(cuMemAllocHost, cuMemAllocHost) X(               \
+            cuMemAllocHost_v2, cuMemAllocHost) X(cuMemHostAlloc, cuMemHostAlloc) X(cuMemFreeHost,  \
+                                                                                   cuMemFreeHost)  \
+            X(cuMemHostRegister, cuMemHostRegister) X(cuMemHostRegister_v2, cuMemHostRegister) X(  \
+                cuMemHostUnregister, cuMemHostUnregister) X(cuMemAllocAsync, cuMemAllocAsync)      \
+                X(cuMemAllocAsync_ptsz, cuMemAllocAsync) X(cuMemFreeAsync, cuMemFreeAsync) X(      \
+                    cuMemFreeAsync_ptsz, cuMemFreeAsync) X(cuMemAllocFromPoolAsync,                \
+                                                           cuMemAllocFromPoolAsync)                \
+                    X(cuMemAllocFromPoolAsync_ptsz, cuMemAllocFromPoolAsync)                       \
+                        X(cuMemPoolCreate, cuMemPoolCreate) X(cuMemPoolDestroy, cuMemPoolDestroy)  \
+                            X(cuMemPoolSetAttribute, cuMemPoolSetAttribute) X(                     \
+                                cuMemPoolGetAttribute, cuMemPoolGetAttribute) X(cuMemPoolTrimTo,   \
+                                                                                cuMemPoolTrimTo)   \
+                                X(cuDeviceSetMemPool, cuDeviceSetMemPool) X(cuDeviceGetMemPool,    \
+                                                                            cuDeviceGetMemPool)    \
+                                    X(cuDeviceGetDefaultMemPool, cuDeviceGetDefaultMemPool) X(     \
+                                        cuMemCreate, cuMemCreate) X(cuMemRelease, cuMemRelease)    \
+                                        X(cuMemMap, cuMemMap) X(cuMemUnmap, cuMemUnmap) X(         \
+                                            cuMemAddressReserve, cuMemAddressReserve)              \
+                                            X(cuMemAddressFree, cuMemAddressFree) X(               \
+                                                cuGraphAddMemAllocNode, cuGraphAddMemAllocNode)    \
+                                                X(cuGraphAddMemFreeNode, cuGraphAddMemFreeNode)    \
+                                                    X(cuGetProcAddress, cuGetProcAddress)          \
+                                                        X(cuGetProcAddress_v2, cuGetProcAddress)
+
+#define CF_RUNTIME_HOOKS(X)                                                                        \
+    X(cudaMalloc)                                                                                  \
+    X(cudaFree) X(cudaMallocPitch) X(cudaMalloc3D) X(cudaMallocArray) X(cudaMalloc3DArray)         \
+        X(cudaFreeArray) X(cudaMallocManaged) X(cudaMallocHost) X(cudaHostAlloc) X(cudaFreeHost)   \
+            X(cudaHostRegister) X(cudaHostUnregister) X(cudaMallocAsync) X(cudaMallocAsync_ptsz)   \
+                X(cudaFreeAsync) X(cudaFreeAsync_ptsz) X(cudaMallocFromPoolAsync)                  \
+                    X(cudaMallocFromPoolAsync_ptsz) X(cudaMemPoolCreate) X(cudaMemPoolDestroy)     \
+                        X(cudaMemPoolSetAttribute) X(cudaMemPoolGetAttribute) X(cudaMemPoolTrimTo) \
+                            X(cudaDeviceSetMemPool) X(cudaDeviceGetMemPool)                        \
+                                X(cudaDeviceGetDefaultMemPool) X(cudaGraphAddMemAllocNode)         \
+                                    X(cudaGraphAddMemFreeNode) X(cudaGetDriverEntryPoint)          \
+                                        X(cudaGetDriverEntryPoint_ptsz)                            \
+                                            X(cudaGetDriverEntryPointByVersion)                    \
+                                                X(cudaGetDriverEntryPointByVersion_ptsz)
+
+enum cf_dhook {
+#define CF_DHOOK_ENUM(sym, base) CF_DHOOK_##sym,
+    CF_DRIVER_HOOKS(CF_DHOOK_ENUM)
+#undef CF_DHOOK_ENUM
+        CF_DHOOK_COUNT
+};
+
+enum cf_rhook {
+#define CF_RHOOK_ENUM(sym) CF_RHOOK_##sym,
+    CF_RUNTIME_HOOKS(CF_RHOOK_ENUM)
+#undef CF_RHOOK_ENUM
+        CF_RHOOK_COUNT
+};
+
+/* The real function behind one of our exports, resolved on first use (and retried
+ * while not found). NULL when the process has no such function. */
+void *cf_dhook_real(enum cf_dhook id);
+void *cf_rhook_real(enum cf_rhook id);
+
+#define CF_REAL_DRV(sym) ((__typeof__(&sym))cf_dhook_real(CF_DHOOK_##sym))
+#define CF_REAL_RT(sym)  ((__typeof__(&sym))cf_rhook_real(CF_RHOOK_##sym))
+
+/* A function pointer a driver lookup (cuGetProcAddress, cudaGetDriverEntryPoint) for
+ * `symbol` returned: our wrapper when it is the real function of one of our rows
+ * for that name (so the ABI is the one the caller was given), else `found` itself. */
+void *cf_hook_for_lookup(const char *symbol, void *found);
+/* Same for dlsym(handle, name) on any handle: `name` is an exact export name. */
+void *cf_hook_for_export(const char *name, void *found);
+
+#endif

@@ -1,0 +1,116 @@
+/* Counters that many threads bump at once: plain atomics, no lock. Device
+ * statistics are additionally serialised per shard by live.c. */
+#include "record/internal.h"
+
+#define SIZE_SET_SLOTS 4096
+#define SIZE_SET_LIMIT (SIZE_SET_SLOTS * 3 / 4) /* keep probes short */
+
+/* Distinct request sizes seen, open addressing; a slot holds size + 1 (0 = empty). */
+static uint64_t size_set[SIZE_SET_SLOTS];
+
+uint64_t cf_atomic_max(uint64_t *slot, uint64_t v)
+{
+    uint64_t cur = __atomic_load_n(slot, __ATOMIC_RELAXED);
+    while (v > cur)
+        if (__atomic_compare_exchange_n(slot, &cur, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            break;
+    return cur;
+}
+
+static void add(uint64_t *slot, uint64_t v)
+{
+    __atomic_add_fetch(slot, v, __ATOMIC_RELAXED);
+}
+
+unsigned cf_hist_bin(uint64_t v)
+{
+    return v ? 63u - (unsigned)__builtin_clzll(v) : 0u;
+}
+
+void cf_metrics_api(enum cf_api api, uint64_t bytes, bool failed, uint64_t ns)
+{
+    struct cf_api_stats *st = &cf_rec.api[api];
+    add(&st->calls, 1);
+    if (bytes) add(&st->bytes, bytes);
+    if (failed) add(&st->failures, 1);
+    if (ns) add(&st->ns_total, ns);
+}
+
+struct cf_device_stats *cf_metrics_stats_for(enum cf_kind kind, int device)
+{
+    if (kind == CF_KIND_HOST) return &cf_rec.host;
+    if (kind == CF_KIND_GRAPH || device < 0 || device >= CF_MAX_DEVICES) return NULL;
+    return &cf_rec.dev[device];
+}
+
+static uint64_t granted_of(const struct cf_alloc *a)
+{
+    return a->granted ? a->granted : a->requested;
+}
+
+bool cf_metrics_live_add(const struct cf_alloc *a, uint64_t now)
+{
+    struct cf_device_stats *d = cf_metrics_stats_for(a->kind, a->device);
+    if (d == NULL) return false;
+    __atomic_store_n(&d->seen, true, __ATOMIC_RELAXED);
+    add(&d->live_count, 1);
+    uint64_t req = __atomic_add_fetch(&d->requested_live, a->requested, __ATOMIC_RELAXED);
+    uint64_t gr = __atomic_add_fetch(&d->granted_live, granted_of(a), __ATOMIC_RELAXED);
+    cf_atomic_max(&d->peak_requested, req);
+    cf_atomic_max(&d->peak_granted, gr);
+    uint64_t live = __atomic_add_fetch(&d->live_bytes, a->requested, __ATOMIC_RELAXED);
+    if (cf_atomic_max(&d->peak_live_bytes, live) >= live) return false;
+    __atomic_store_n(&d->peak_t_ns, now, __ATOMIC_RELAXED);
+    return d != &cf_rec.host; /* host memory has no footprint to sample */
+}
+
+void cf_metrics_live_sub(const struct cf_alloc *a)
+{
+    struct cf_device_stats *d = cf_metrics_stats_for(a->kind, a->device);
+    if (d == NULL) return;
+    __atomic_sub_fetch(&d->live_count, 1, __ATOMIC_RELAXED);
+    __atomic_sub_fetch(&d->requested_live, a->requested, __ATOMIC_RELAXED);
+    __atomic_sub_fetch(&d->granted_live, granted_of(a), __ATOMIC_RELAXED);
+    __atomic_sub_fetch(&d->live_bytes, a->requested, __ATOMIC_RELAXED);
+}
+
+static void note_distinct_size(uint64_t size)
+{
+    if (__atomic_load_n(&cf_rec.distinct_sizes, __ATOMIC_RELAXED) >= SIZE_SET_LIMIT) {
+        __atomic_store_n(&cf_rec.distinct_sizes_capped, true, __ATOMIC_RELAXED);
+        return;
+    }
+    uint64_t key = size + 1;
+    uint64_t i = (key * 0x9e3779b97f4a7c15ull) >> 52; /* 12 bits: SIZE_SET_SLOTS */
+    for (unsigned probe = 0; probe < SIZE_SET_SLOTS; probe++, i = (i + 1) % SIZE_SET_SLOTS) {
+        uint64_t cur = __atomic_load_n(&size_set[i], __ATOMIC_RELAXED);
+        if (cur == 0 && __atomic_compare_exchange_n(&size_set[i], &cur, key, false,
+                                                    __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+            add(&cf_rec.distinct_sizes, 1);
+            return;
+        }
+        if (cur == key) return; /* present, or another thread just put it there */
+    }
+}
+
+void cf_metrics_size(uint64_t size)
+{
+    unsigned bin = cf_hist_bin(size);
+    add(&cf_rec.sizes.count[bin], 1);
+    add(&cf_rec.sizes.bytes[bin], size);
+    note_distinct_size(size);
+}
+
+void cf_metrics_lifetime(uint64_t ns, uint64_t bytes)
+{
+    unsigned bin = cf_hist_bin(ns);
+    add(&cf_rec.lifetimes.count[bin], 1);
+    add(&cf_rec.lifetimes.bytes[bin], bytes);
+}
+
+uint64_t cf_rec_estimate_granted(uint64_t requested)
+{
+    const uint64_t small = 512, large = 2u << 20;
+    uint64_t unit = requested <= (1u << 20) ? small : large;
+    return (requested + unit - 1) / unit * unit;
+}

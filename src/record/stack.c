@@ -1,0 +1,156 @@
+/* Call stacks through libunwind, loaded privately. Debian's libunwind.so.8 exports
+ * the _Unwind_* ABI (and backtrace); linked or loaded into the global scope it
+ * would replace libgcc_s's C++ exception unwinder in every profiled program. So it
+ * is dlopen'ed RTLD_LOCAL on the first capture and only unw_backtrace is used. */
+#include <dlfcn.h>
+#include <link.h>
+
+#include "hook/real.h"
+#include "record/internal.h"
+#include "util/log.h"
+
+/* Extra frames asked for, to make room for cudafrag's own frames that are skipped. */
+#define OWN_FRAMES_SLACK 16
+
+enum load_state { UNTRIED, LOADING, READY, UNAVAILABLE };
+
+typedef int (*unw_backtrace_fn)(void **buffer, int size);
+static unw_backtrace_fn unw_bt;
+static int load_state = UNTRIED;
+static int stack_depth = 16;
+/* cudafrag's own text when it is a shared object; empty when it is linked into
+ * the program (tests), where only the frames below `caller` are ours. */
+static uintptr_t own_lo, own_hi;
+
+void cf_stack_configure(int depth)
+{
+    stack_depth = depth < 0 ? 0 : depth > CF_MAX_FRAMES ? CF_MAX_FRAMES : depth;
+}
+
+struct own_search {
+    uintptr_t probe, lo, hi;
+    bool found, is_program;
+    int index;
+};
+
+static int find_own_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    struct own_search *s = arg;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
+        uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+        if (start < lo) lo = start;
+        if (start + ph->p_memsz > hi) hi = start + ph->p_memsz;
+    }
+    int index = s->index++;
+    if (s->probe < lo || s->probe >= hi) return 0;
+    /* The first object dl_iterate_phdr reports is the program itself. */
+    *s = (struct own_search){
+        .probe = s->probe, .lo = lo, .hi = hi, .found = true, .is_program = index == 0};
+    return 1;
+}
+
+static void find_own_text(void)
+{
+    struct own_search s = {.probe = (uintptr_t)&cf_stack_capture};
+    dl_iterate_phdr(find_own_module, &s);
+    if (s.found && !s.is_program) own_lo = s.lo, own_hi = s.hi;
+}
+
+static void *open_libunwind(void)
+{
+    /* The real dlopen: cudafrag's own dlopen override is for the application. */
+    void *(*real_dlopen)(const char *, int) =
+        (void *(*)(const char *, int))cf_real_dlsym(RTLD_NEXT, "dlopen");
+    if (real_dlopen == NULL) real_dlopen = dlopen;
+    void *h = real_dlopen("libunwind.so.8", RTLD_LAZY | RTLD_LOCAL);
+    return h ? h : real_dlopen("libunwind.so", RTLD_LAZY | RTLD_LOCAL);
+}
+
+static void load_libunwind(void)
+{
+    find_own_text();
+    void *h = open_libunwind();
+    unw_backtrace_fn fn = NULL;
+    if (h) {
+        fn = (unw_backtrace_fn)cf_real_dlsym(h, "unw_backtrace");
+        if (fn == NULL) fn = (unw_backtrace_fn)cf_real_dlsym(h, "_ULx86_64_unw_backtrace");
+    }
+    if (fn == NULL) {
+        cf_rec.stacks_unavailable = true;
+        cf_warn_once("no-libunwind", "libunwind.so.8 not usable; call sites are keyed by API only");
+        __atomic_store_n(&load_state, UNAVAILABLE, __ATOMIC_RELEASE);
+        return;
+    }
+    unw_bt = fn;
+    __atomic_store_n(&load_state, READY, __ATOMIC_RELEASE);
+}
+
+/* One thread loads; a thread arriving meanwhile (or the loading thread re-entering
+ * through a hook fired by dlopen) records no frames rather than wait: it might
+ * hold the loader lock the loading thread needs. */
+static bool libunwind_ready(void)
+{
+    int st = __atomic_load_n(&load_state, __ATOMIC_ACQUIRE);
+    if (CF_LIKELY(st == READY)) return true;
+    if (st != UNTRIED) return false;
+    int expected = UNTRIED;
+    if (!__atomic_compare_exchange_n(&load_state, &expected, LOADING, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE))
+        return false;
+    load_libunwind();
+    return __atomic_load_n(&load_state, __ATOMIC_ACQUIRE) == READY;
+}
+
+static bool is_own_frame(uintptr_t pc)
+{
+    return pc >= own_lo && pc < own_hi;
+}
+
+uint32_t cf_stack_capture(uintptr_t frames[CF_MAX_FRAMES], uintptr_t caller)
+{
+    if (stack_depth == 0 || !libunwind_ready()) return 0;
+    void *raw[CF_MAX_FRAMES + OWN_FRAMES_SLACK];
+    int n = unw_bt(raw, stack_depth + OWN_FRAMES_SLACK);
+    int first = 0;
+    for (int i = 0; i < n; i++)
+        if ((uintptr_t)raw[i] == caller) {
+            first = i;
+            break;
+        }
+    while (first < n && is_own_frame((uintptr_t)raw[first]))
+        first++;
+    uint32_t count = 0;
+    for (int i = first; i < n && count < (uint32_t)stack_depth; i++)
+        frames[count++] = (uintptr_t)raw[i];
+    return count;
+}
+
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+uint64_t cf_stack_hash(const uintptr_t *frames, uint32_t n, enum cf_api api)
+{
+    /* Without frames the API is the site; with frames the stack alone is. */
+    if (n == 0) return mix64(0xcf00000000ull + (uint64_t)api);
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (uint32_t i = 0; i < n; i++)
+        h = mix64(h ^ frames[i]);
+    return h;
+}
+
+void cf_stack_after_fork_child(void)
+{
+    /* A load interrupted by fork in another thread never finishes in the child. */
+    int loading = LOADING;
+    __atomic_compare_exchange_n(&load_state, &loading, UNTRIED, false, __ATOMIC_ACQ_REL,
+                                __ATOMIC_ACQUIRE);
+}

@@ -1,0 +1,42 @@
+/* Findings: concrete problems in the recorded allocation behaviour, each with a
+ * stable id, a severity, the call site, the numbers behind it and what to change. */
+#ifndef CF_REPORT_FINDINGS_H
+#define CF_REPORT_FINDINGS_H
+
+#include <stdint.h>
+
+#include "record/record.h"
+
+#define CF_FINDING_NUMS 4
+
+struct cf_finding {
+    const char *id;       /* "alloc-rate", "many-sizes", ... (docs/report.md) */
+    const char *severity; /* "high", "medium" or "low" */
+    int site;             /* index into the snapshot's sites; -1: process-wide */
+    struct {
+        const char *name; /* with the unit in the name: "_bytes", "_per_s", ... */
+        double value;
+    } num[CF_FINDING_NUMS];
+    unsigned nnum;
+    char title[256];  /* one line: what happened, where */
+    char advice[640]; /* what to change */
+};
+
+struct cf_snap;
+/* Fills s->findings / s->nfindings; needs symbols resolved first (titles name sites). */
+int cf_findings_compute(struct cf_snap *s);
+
+/* Thresholds, shared with the documentation. */
+#define CF_RATE_PER_S 100.0
+#define CF_MANY_SIZES 32
+/* A site counts its sizes exactly only up to CF_SITE_SIZES: beyond that a site
+ * is "many sizes" when it is past its limit and the process as a whole is. */
+#define CF_SITE_MANY_SIZES (CF_SITE_SIZES < CF_MANY_SIZES ? CF_SITE_SIZES : CF_MANY_SIZES)
+#define CF_FOOTPRINT_RATIO 1.3
+#define CF_REGROWS         3
+#define CF_HOT_CALLS       1000
+#define CF_HOT_LIFETIME_S  0.010
+#define CF_ROUNDING_WASTE  0.20
+#define CF_ROUND_TO        (2ull << 20)
+
+#endif

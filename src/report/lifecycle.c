@@ -1,0 +1,236 @@
+/* When reports are written. The constructor of libcudafrag.so loads the options,
+ * starts the record, and arranges for the final report at every way out of the
+ * process: exit() (atexit), _exit()/_Exit() (wrappers below), fatal signals (a
+ * short summary, see crash.c). SIGUSR1 asks for an interim report.
+ *
+ * Order at exit: our atexit handler is registered in the constructor, before the
+ * program's first CUDA call, while the CUDA runtime registers its teardown at its
+ * own initialization, later. atexit handlers run in reverse order, so the
+ * runtime's teardown runs first: what it frees is counted as freed before the
+ * report, and whatever is still live when the report is written is a leak. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "config/config.h"
+#include "hook/real.h"
+#include "record/record.h"
+#include "report/crash.h"
+#include "report/lifecycle.h"
+#include "report/report.h"
+#include "util/export.h"
+#include "util/log.h"
+
+static bool active;     /* the constructor set everything up */
+static pid_t owner_pid; /* the process the record belongs to (see _exit) */
+static sem_t interim_wanted;
+static bool reporter_running;
+
+static void final_at_exit(void)
+{
+    cf_report_final("exit");
+}
+
+/* The SIGUSR1 handler may only do async-signal-safe work: sem_post is. */
+static void on_usr1(int sig)
+{
+    int saved = errno;
+    sem_post(&interim_wanted);
+    errno = saved;
+}
+
+static void *reporter(void *arg)
+{
+    for (;;) {
+        while (sem_wait(&interim_wanted) != 0 && errno == EINTR) {
+        }
+        cf_report_interim("SIGUSR1");
+    }
+    return NULL;
+}
+
+/* A signal handler cannot create a thread, so the thread that writes interim
+ * reports is started here, with every signal blocked so it never runs the
+ * program's handlers. */
+static void start_reporter(void)
+{
+    sigset_t all, old;
+    pthread_t th;
+    pthread_attr_t attr;
+    sigfillset(&all);
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 256 * 1024);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    reporter_running = pthread_create(&th, &attr, reporter, NULL) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    if (!reporter_running) cf_log("cannot start the interim-report thread; SIGUSR1 is ignored");
+}
+
+static void install_usr1(void)
+{
+    struct sigaction cur, sa;
+    if (sigaction(SIGUSR1, NULL, &cur) != 0) return;
+    if ((cur.sa_flags & SA_SIGINFO) || cur.sa_handler != SIG_DFL) return; /* the program's own */
+    sem_init(&interim_wanted, 0, 0);
+    start_reporter();
+    if (!reporter_running) return;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_usr1;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, NULL);
+}
+
+static void child_after_fork(void)
+{
+    owner_pid = getpid();
+    cf_report_reset_after_fork();
+    /* Threads do not survive fork: the child needs its own reporter. */
+    if (reporter_running) {
+        sem_init(&interim_wanted, 0, 0);
+        start_reporter();
+    }
+}
+
+static bool preload_entry_is_us(const char *entry, size_t len, const char *self)
+{
+    const char *base = entry;
+    for (size_t i = 0; i < len; i++)
+        if (entry[i] == '/') base = entry + i + 1;
+    size_t blen = len - (size_t)(base - entry);
+    if (blen >= 14 && strncmp(base, "libcudafrag.so", 14) == 0) return true;
+    return self && strlen(self) == len && strncmp(entry, self, len) == 0;
+}
+
+int cf_preload_without(const char *preload, const char *self, char *out, size_t n)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    for (const char *p = preload; *p;) {
+        while (*p == ':' || *p == ' ')
+            p++;
+        const char *end = p;
+        while (*end && *end != ':' && *end != ' ')
+            end++;
+        size_t elen = (size_t)(end - p);
+        if (elen && !preload_entry_is_us(p, elen, self)) {
+            if (len + elen + 2 > n) return -1;
+            if (len) out[len++] = ':';
+            memcpy(out + len, p, elen);
+            len += elen;
+            out[len] = '\0';
+        }
+        p = end;
+    }
+    return 0;
+}
+
+/* CUDAFRAG_CHILDREN=0: programs this one execs must not load us. Done in the
+ * constructor, before the program can start threads (setenv is not thread-safe). */
+static void drop_from_preload(const char *self)
+{
+    const char *preload = getenv("LD_PRELOAD");
+    if (preload == NULL) return;
+    size_t n = strlen(preload) + 1;
+    char *out = malloc(n);
+    if (out == NULL) return;
+    if (cf_preload_without(preload, self, out, n) == 0) {
+        if (out[0])
+            setenv("LD_PRELOAD", out, 1);
+        else
+            unsetenv("LD_PRELOAD");
+    }
+    free(out);
+}
+
+/* The core archive is also linked into test programs; the lifecycle belongs to
+ * the shared library only (the main program's link map has an empty name). */
+static bool in_shared_object(const char **path)
+{
+    Dl_info di;
+    struct link_map *lm = NULL;
+    if (dladdr1((void *)&in_shared_object, &di, (void **)&lm, RTLD_DL_LINKMAP) == 0 || lm == NULL)
+        return false;
+    *path = lm->l_name;
+    return lm->l_name && lm->l_name[0];
+}
+
+__attribute__((constructor)) static void cf_lifecycle_start(void)
+{
+    const char *self = NULL;
+    if (!in_shared_object(&self)) return;
+    cf_config_load();
+    if (!cf_opt_bool(CF_OPT_ENABLE)) return;
+    if (!cf_opt_bool(CF_OPT_CHILDREN)) drop_from_preload(self);
+    cf_rec_init();
+    owner_pid = getpid();
+    atexit(final_at_exit);
+    pthread_atfork(NULL, NULL, child_after_fork);
+    if (cf_opt_bool(CF_OPT_SIGNAL)) install_usr1();
+    cf_crash_install();
+    active = true;
+}
+
+typedef void (*exit_fn)(int);
+
+/* _exit is async-signal-safe and programs call it from signal handlers, where the
+ * full report (malloc, locks) could deadlock on a lock the interrupted code holds.
+ * Inside a handler its signal is blocked (unless SA_NODEFER), so a blocked signal
+ * with a program handler installed is taken as the sign. cudafrag's own handlers
+ * do not count: threads that block SIGTERM to sigwait() for it are common. */
+static bool maybe_in_signal_handler(void)
+{
+    sigset_t mask;
+    if (pthread_sigmask(SIG_BLOCK, NULL, &mask) != 0) return false;
+    for (int sig = 1; sig < NSIG; sig++) {
+        struct sigaction sa;
+        if (sigismember(&mask, sig) != 1 || sigaction(sig, NULL, &sa) != 0) continue;
+        if (cf_crash_handler_is(&sa) || (!(sa.sa_flags & SA_SIGINFO) && sa.sa_handler == on_usr1))
+            continue;
+        if ((sa.sa_flags & SA_SIGINFO) || (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN))
+            return true;
+    }
+    return false;
+}
+
+/* In a vfork() child, which shares the parent's memory, writing a report would
+ * also mark the parent's as written: only the owner process reports. */
+static void final_before_exit(const char *how)
+{
+    if (!active || getpid() != owner_pid) return;
+    if (maybe_in_signal_handler())
+        cf_crash_summary(how[1] == 'E' ? "_Exit called in a signal handler"
+                                       : "_exit called in a signal handler");
+    else
+        cf_report_final(how);
+}
+
+static _Noreturn void real_exit(const char *name, int status)
+{
+    exit_fn fn = (exit_fn)cf_real_dlsym(RTLD_NEXT, name);
+    if (fn) fn(status);
+    for (;;)
+        syscall(SYS_exit_group, status);
+}
+
+CF_EXPORT void _exit(int status)
+{
+    final_before_exit("_exit");
+    real_exit("_exit", status);
+}
+
+CF_EXPORT void _Exit(int status)
+{
+    final_before_exit("_Exit");
+    real_exit("_Exit", status);
+}

@@ -1,0 +1,12 @@
+/* The two renderings of a snapshot: the human text report and the JSON document
+ * (schema in docs/report.md). */
+#ifndef CF_REPORT_RENDER_H
+#define CF_REPORT_RENDER_H
+
+#include "report/snapshot.h"
+#include "report/strbuf.h"
+
+void cf_render_text(const struct cf_snap *s, struct cf_buf *out);
+void cf_render_json(const struct cf_snap *s, struct cf_buf *out);
+
+#endif

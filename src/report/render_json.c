@@ -1,0 +1,432 @@
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report/outpath.h"
+#include "report/render.h"
+
+#include "cudafrag_build.h"
+
+/* Small emitters: every key is written by exactly one of these, which keeps the
+ * comma handling in one place ("first" tracks the open object or array). */
+struct json {
+    struct cf_buf *b;
+    bool first;
+};
+
+static void sep(struct json *j)
+{
+    if (!j->first) cf_buf_put(j->b, ",", 1);
+    j->first = false;
+}
+
+static void key(struct json *j, const char *k)
+{
+    sep(j);
+    cf_buf_json_str(j->b, k);
+    cf_buf_put(j->b, ":", 1);
+}
+
+static void k_u64(struct json *j, const char *k, uint64_t v)
+{
+    key(j, k);
+    cf_buf_printf(j->b, "%" PRIu64, v);
+}
+
+static void k_int(struct json *j, const char *k, long long v)
+{
+    key(j, k);
+    cf_buf_printf(j->b, "%lld", v);
+}
+
+static void k_num(struct json *j, const char *k, double v)
+{
+    key(j, k);
+    cf_buf_json_num(j->b, v);
+}
+
+static void k_str(struct json *j, const char *k, const char *v)
+{
+    key(j, k);
+    cf_buf_json_str(j->b, v);
+}
+
+static void k_bool(struct json *j, const char *k, bool v)
+{
+    key(j, k);
+    cf_buf_puts(j->b, v ? "true" : "false");
+}
+
+static void open_obj(struct json *j, const char *k)
+{
+    if (k)
+        key(j, k);
+    else
+        sep(j);
+    cf_buf_put(j->b, "{", 1);
+    j->first = true;
+}
+
+static void open_arr(struct json *j, const char *k)
+{
+    key(j, k);
+    cf_buf_put(j->b, "[", 1);
+    j->first = true;
+}
+
+static void close_obj(struct json *j)
+{
+    cf_buf_put(j->b, "}", 1);
+    j->first = false;
+}
+
+static void close_arr(struct json *j)
+{
+    cf_buf_put(j->b, "]", 1);
+    j->first = false;
+}
+
+static void frame(struct json *j, const struct cf_snap *s, uintptr_t addr)
+{
+    const struct cf_sym *sym = cf_symtab_find(&s->syms, addr);
+    open_obj(j, NULL);
+    char hex[32];
+    snprintf(hex, sizeof hex, "0x%llx", (unsigned long long)addr);
+    k_str(j, "address", hex);
+    k_str(j, "function", sym && sym->function[0] ? sym->function : NULL);
+    k_str(j, "module", sym && sym->module[0] ? sym->module : NULL);
+    if (sym && sym->module[0]) {
+        snprintf(hex, sizeof hex, "0x%llx", (unsigned long long)sym->offset);
+        k_str(j, "offset", hex);
+    } else {
+        k_str(j, "offset", NULL);
+    }
+    k_str(j, "file", sym && sym->line ? sym->file : NULL);
+    if (sym && sym->line)
+        k_u64(j, "line", sym->line);
+    else
+        k_str(j, "line", NULL);
+    close_obj(j);
+}
+
+static void site_obj(struct json *j, const struct cf_snap *s, int idx, const char *k)
+{
+    if (idx < 0 || (unsigned)idx >= s->nsites) {
+        key(j, k);
+        cf_buf_puts(j->b, "null");
+        return;
+    }
+    const struct cf_site *st = &s->sites[idx];
+    char label[512], hex[24];
+    open_obj(j, k);
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)st->hash);
+    k_str(j, "id", hex);
+    k_str(j, "api", cf_api_info[st->api].name);
+    cf_snap_site_label(s, idx, label, sizeof label);
+    k_str(j, "label", label);
+    open_arr(j, "frames");
+    for (unsigned f = 0; f < st->nframes && f < 4; f++)
+        if (cf_symtab_find(&s->syms, st->frames[f])) frame(j, s, st->frames[f]);
+    close_arr(j);
+    close_obj(j);
+}
+
+static void site_stats(struct json *j, const struct cf_snap *s, unsigned idx)
+{
+    const struct cf_site *st = &s->sites[idx];
+    open_obj(j, NULL);
+    site_obj(j, s, (int)idx, "site");
+    k_u64(j, "calls", st->calls);
+    k_u64(j, "bytes", st->bytes);
+    k_u64(j, "failures", st->failures);
+    k_u64(j, "frees", st->frees);
+    k_u64(j, "live_bytes", st->live_bytes);
+    k_u64(j, "live_count", st->live_count);
+    k_u64(j, "peak_live_bytes", st->peak_live_bytes);
+    k_u64(j, "min_size_bytes", st->min_size);
+    k_u64(j, "max_size_bytes", st->max_size);
+    k_u64(j, "distinct_sizes", st->distinct_sizes);
+    k_num(j, "rate_per_s", cf_site_rate(st));
+    k_num(j, "mean_lifetime_s", cf_site_mean_lifetime_s(st));
+    close_obj(j);
+}
+
+static void header(struct json *j, const struct cf_snap *s)
+{
+    extern char *program_invocation_name;
+    k_int(j, "schema_version", 1);
+    k_str(j, "cudafrag_version", CUDAFRAG_VERSION);
+    k_str(j, "kind", s->interim ? "interim" : "final");
+    k_str(j, "reason", s->reason ? s->reason : "exit");
+    open_obj(j, "program");
+    k_str(j, "name", program_invocation_name);
+    k_int(j, "pid", (long long)getpid());
+    k_str(j, "rank", cf_output_rank());
+    k_num(j, "duration_s", s->duration_s);
+    close_obj(j);
+}
+
+static void devices(struct json *j, const struct cf_snap *s)
+{
+    open_arr(j, "devices");
+    for (unsigned i = 0; i < s->ndevs; i++) {
+        const struct cf_dev_view *v = &s->devs[i];
+        const struct cf_device_stats *ds = &s->rec.dev[v->device];
+        open_obj(j, NULL);
+        k_int(j, "device", v->device);
+        k_u64(j, "total_bytes", ds->total_bytes);
+        k_u64(j, "live_bytes", ds->live_bytes);
+        k_u64(j, "live_count", ds->live_count);
+        k_u64(j, "peak_live_bytes", v->peak_live);
+        k_num(j, "peak_live_at_s",
+              ds->peak_t_ns > s->rec.start_ns ? (double)(ds->peak_t_ns - s->rec.start_ns) / 1e9
+                                              : 0);
+        k_u64(j, "peak_footprint_bytes", v->peak_footprint);
+        k_u64(j, "baseline_used_bytes", ds->baseline_used);
+        k_u64(j, "footprint_samples", ds->footprint_samples);
+        k_bool(j, "footprint_missed_peak", v->missed_peak);
+        k_u64(j, "peak_requested_bytes", ds->peak_requested);
+        k_u64(j, "peak_granted_bytes", ds->peak_granted);
+        k_num(j, "internal_waste", v->internal_waste);
+        k_num(j, "fragmentation", v->headline_frag);
+        close_obj(j);
+    }
+    close_arr(j);
+}
+
+static void summary(struct json *j, const struct cf_snap *s)
+{
+    open_obj(j, "summary");
+    k_u64(j, "allocs", s->rec.total_allocs);
+    k_u64(j, "frees", s->rec.total_frees);
+    k_u64(j, "unknown_frees", s->rec.unknown_frees);
+    k_u64(j, "alloc_bytes", s->total_alloc_bytes);
+    k_u64(j, "peak_live_bytes", s->total_peak_live);
+    k_u64(j, "peak_footprint_bytes", s->total_peak_footprint);
+    k_num(j, "fragmentation", s->headline_frag);
+    k_u64(j, "live_at_report_bytes", s->leaked_bytes);
+    k_u64(j, "live_at_report_count", s->leaked_count);
+    k_u64(j, "distinct_sizes", s->rec.distinct_sizes);
+    k_bool(j, "distinct_sizes_capped", s->rec.distinct_sizes_capped);
+    k_u64(j, "host_live_bytes", s->rec.host.live_bytes);
+    k_u64(j, "host_peak_live_bytes", s->rec.host.peak_live_bytes);
+    k_bool(j, "stacks_available", !s->rec.stacks_unavailable);
+    k_u64(j, "replaced_live", s->rec.replaced_live);
+    k_u64(j, "capture_skips", s->rec.capture_skips);
+    close_obj(j);
+}
+
+static void apis(struct json *j, const struct cf_snap *s)
+{
+    open_arr(j, "apis");
+    for (int a = 0; a < CF_API_COUNT; a++) {
+        const struct cf_api_stats *st = &s->rec.api[a];
+        if (st->calls == 0) continue;
+        open_obj(j, NULL);
+        k_str(j, "name", cf_api_info[a].name);
+        k_str(j, "kind", cf_kind_name[cf_api_info[a].kind]);
+        k_u64(j, "calls", st->calls);
+        k_u64(j, "bytes", st->bytes);
+        k_u64(j, "failures", st->failures);
+        k_num(j, "time_s", (double)st->ns_total / 1e9);
+        close_obj(j);
+    }
+    close_arr(j);
+}
+
+static void hist(struct json *j, const char *k, const struct cf_hist *h, bool with_bytes)
+{
+    open_arr(j, k);
+    for (int b = 0; b < CF_HIST_BINS; b++) {
+        if (h->count[b] == 0) continue;
+        open_obj(j, NULL);
+        k_int(j, "log2", b);
+        k_u64(j, "count", h->count[b]);
+        if (with_bytes) k_u64(j, "bytes", h->bytes[b]);
+        close_obj(j);
+    }
+    close_arr(j);
+}
+
+static void sites(struct json *j, const struct cf_snap *s)
+{
+    k_u64(j, "site_count", s->nsites);
+    open_arr(j, "top_sites_by_peak");
+    for (unsigned i = 0; i < s->nsites && i < s->top; i++)
+        site_stats(j, s, s->by_peak[i]);
+    close_arr(j);
+    open_arr(j, "top_sites_by_calls");
+    for (unsigned i = 0; i < s->nsites && i < s->top; i++)
+        site_stats(j, s, s->by_calls[i]);
+    close_arr(j);
+}
+
+static void leaks(struct json *j, const struct cf_snap *s)
+{
+    open_arr(j, "live_at_report");
+    for (unsigned i = 0; i < s->nleaks && i < s->top; i++) {
+        const struct cf_leak *l = &s->leaks[i];
+        open_obj(j, NULL);
+        site_obj(j, s, l->site, "site");
+        k_str(j, "kind", cf_kind_name[l->kind]);
+        k_u64(j, "bytes", l->bytes);
+        k_u64(j, "count", l->count);
+        close_obj(j);
+    }
+    close_arr(j);
+}
+
+static void pools(struct json *j, const struct cf_snap *s)
+{
+    open_arr(j, "pools");
+    for (unsigned i = 0; i < s->npools; i++) {
+        const struct cf_pool *p = &s->pools[i];
+        char hex[24];
+        snprintf(hex, sizeof hex, "0x%llx", (unsigned long long)p->handle);
+        open_obj(j, NULL);
+        k_str(j, "handle", hex);
+        k_int(j, "device", p->device);
+        k_bool(j, "default", p->is_default);
+        k_bool(j, "created_by_app", p->created_by_app);
+        k_bool(j, "destroyed", p->destroyed);
+        k_u64(j, "reserved_bytes", p->reserved_cur);
+        k_u64(j, "reserved_high_bytes", p->reserved_high);
+        k_u64(j, "used_bytes", p->used_cur);
+        k_u64(j, "used_high_bytes", p->used_high);
+        k_u64(j, "release_threshold_bytes", p->release_threshold);
+        k_u64(j, "allocs", p->allocs);
+        k_u64(j, "frees", p->frees);
+        k_u64(j, "peak_live_bytes", p->peak_live_bytes);
+        k_u64(j, "shrinks", p->shrinks);
+        k_u64(j, "regrows", p->regrows);
+        k_u64(j, "trims", p->trims);
+        close_obj(j);
+    }
+    close_arr(j);
+}
+
+static void graph(struct json *j, const struct cf_snap *s)
+{
+    const struct cf_graph_stats *g = &s->rec.graph;
+    open_obj(j, "graph");
+    k_u64(j, "alloc_nodes", g->alloc_nodes);
+    k_u64(j, "free_nodes", g->free_nodes);
+    k_u64(j, "node_bytes", g->node_bytes);
+    open_arr(j, "devices");
+    for (int d = 0; d < CF_MAX_DEVICES; d++) {
+        if (!g->reserved_high[d] && !g->used_high[d]) continue;
+        open_obj(j, NULL);
+        k_int(j, "device", d);
+        k_u64(j, "reserved_high_bytes", g->reserved_high[d]);
+        k_u64(j, "used_high_bytes", g->used_high[d]);
+        close_obj(j);
+    }
+    close_arr(j);
+    close_obj(j);
+}
+
+static void fragmentation(struct json *j, const struct cf_snap *s)
+{
+    open_obj(j, "fragmentation");
+    k_num(j, "internal_waste", s->internal_waste);
+    k_num(j, "pool_reserved_over_used",
+          s->pool_used_high ? (double)s->pool_reserved_high / (double)s->pool_used_high : NAN);
+    k_num(j, "peak_footprint_over_peak_live",
+          s->total_peak_live && s->total_peak_footprint && !s->footprint_missed_peak
+              ? (double)s->total_peak_footprint / (double)s->total_peak_live
+              : NAN);
+    k_num(j, "headline", s->headline_frag);
+    close_obj(j);
+}
+
+static void ooms(struct json *j, const struct cf_snap *s)
+{
+    open_arr(j, "ooms");
+    for (unsigned i = 0; i < s->rec.nooms; i++) {
+        const struct cf_oom *e = &s->rec.ooms[i];
+        open_obj(j, NULL);
+        k_str(j, "api", cf_api_info[e->api].name);
+        k_int(j, "device", e->device);
+        k_u64(j, "request_bytes", e->request);
+        k_u64(j, "free_bytes", e->free_bytes);
+        k_u64(j, "total_bytes", e->total_bytes);
+        k_bool(j, "enough_free", e->total_bytes && e->free_bytes >= e->request);
+        k_num(j, "at_s", e->t_ns > s->rec.start_ns ? (double)(e->t_ns - s->rec.start_ns) / 1e9 : 0);
+        site_obj(j, s, e->site ? cf_snap_site_index(s, e->site->hash) : -1, "site");
+        close_obj(j);
+    }
+    close_arr(j);
+    k_u64(j, "ooms_dropped", s->rec.ooms_dropped);
+}
+
+static void arena_obj(struct json *j, const char *k, const struct cf_arena_stats *a)
+{
+    open_obj(j, k);
+    k_bool(j, "active", a->active);
+    k_bool(j, "vmm", a->vmm);
+    k_u64(j, "peak_live_bytes", a->peak_live);
+    k_u64(j, "peak_reserved_bytes", a->peak_reserved);
+    k_u64(j, "peak_mapped_bytes", a->peak_mapped);
+    k_u64(j, "live_bytes", a->live_now);
+    k_u64(j, "reserved_bytes", a->reserved_now);
+    k_u64(j, "mapped_bytes", a->mapped_now);
+    k_u64(j, "granules_mapped", a->granules_mapped);
+    k_u64(j, "granules_unmapped", a->granules_unmapped);
+    k_u64(j, "driver_calls", a->driver_calls);
+    k_u64(j, "allocs_served", a->allocs_served);
+    k_u64(j, "frees_served", a->frees_served);
+    k_num(j, "alloc_time_s", (double)a->ns_in_alloc / 1e9);
+    k_num(j, "free_time_s", (double)a->ns_in_free / 1e9);
+    k_num(j, "fragmentation_at_peak",
+          a->peak_mapped ? 1.0 - (double)a->peak_live / (double)a->peak_mapped : NAN);
+    k_num(j, "external_fragmentation_at_peak", a->ext_frag_at_peak);
+    k_u64(j, "ooms", a->ooms);
+    close_obj(j);
+}
+
+static void findings(struct json *j, const struct cf_snap *s)
+{
+    open_arr(j, "findings");
+    for (unsigned i = 0; i < s->nfindings; i++) {
+        const struct cf_finding *f = &s->findings[i];
+        open_obj(j, NULL);
+        k_str(j, "id", f->id);
+        k_str(j, "severity", f->severity);
+        site_obj(j, s, f->site, "site");
+        k_str(j, "title", f->title);
+        open_obj(j, "numbers");
+        for (unsigned n = 0; n < f->nnum; n++)
+            k_num(j, f->num[n].name, f->num[n].value);
+        close_obj(j);
+        k_str(j, "advice", f->advice);
+        close_obj(j);
+    }
+    close_arr(j);
+    k_u64(j, "findings_dropped", s->findings_dropped);
+}
+
+void cf_render_json(const struct cf_snap *s, struct cf_buf *out)
+{
+    struct json j = {out, true};
+    cf_buf_put(out, "{", 1);
+    header(&j, s);
+    devices(&j, s);
+    summary(&j, s);
+    apis(&j, s);
+    hist(&j, "size_histogram", &s->rec.sizes, true);
+    hist(&j, "lifetime_histogram_ns", &s->rec.lifetimes, false);
+    sites(&j, s);
+    leaks(&j, s);
+    pools(&j, s);
+    graph(&j, s);
+    fragmentation(&j, s);
+    ooms(&j, s);
+    open_obj(&j, "arena_vs_native");
+    arena_obj(&j, "arena", &s->arena);
+    arena_obj(&j, "shadow", &s->shadow);
+    close_obj(&j);
+    findings(&j, s);
+    cf_buf_puts(out, "}\n");
+}

@@ -1,0 +1,301 @@
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report/format.h"
+#include "report/outpath.h"
+#include "report/render.h"
+
+#include "cudafrag_build.h"
+
+#define B(v) cf_fmt_bytes((v), (char[32]){0}, 32)
+#define T(v) cf_fmt_secs((v), (char[32]){0}, 32)
+
+static double pct(double ratio)
+{
+    return ratio * 100.0;
+}
+
+static void header(const struct cf_snap *s, struct cf_buf *o)
+{
+    extern char *program_invocation_name;
+    cf_buf_printf(o, "==== cudafrag %s %s report (%s) ====\n", CUDAFRAG_VERSION,
+                  s->interim ? "interim" : "final", s->reason ? s->reason : "exit");
+    cf_buf_printf(o, "program   %s (pid %ld, rank %s)\n", program_invocation_name, (long)getpid(),
+                  cf_output_rank());
+    cf_buf_printf(o, "duration  %s\n", T(s->duration_s));
+    cf_buf_puts(o, "devices  ");
+    if (s->ndevs == 0) cf_buf_puts(o, " none used");
+    for (unsigned i = 0; i < s->ndevs; i++) {
+        const struct cf_device_stats *ds = &s->rec.dev[s->devs[i].device];
+        if (ds->total_bytes)
+            cf_buf_printf(o, " %d (%s total)", s->devs[i].device, B(ds->total_bytes));
+        else
+            cf_buf_printf(o, " %d", s->devs[i].device);
+    }
+    cf_buf_puts(o, "\n");
+}
+
+static void summary(const struct cf_snap *s, struct cf_buf *o)
+{
+    cf_buf_puts(o, "\n-- summary --\n");
+    cf_buf_printf(o, "allocations %llu, frees %llu (unknown pointers %llu), %s allocated\n",
+                  (unsigned long long)s->rec.total_allocs, (unsigned long long)s->rec.total_frees,
+                  (unsigned long long)s->rec.unknown_frees, B(s->total_alloc_bytes));
+    for (unsigned i = 0; i < s->ndevs; i++) {
+        const struct cf_dev_view *v = &s->devs[i];
+        const struct cf_device_stats *ds = &s->rec.dev[v->device];
+        double at =
+            ds->peak_t_ns > s->rec.start_ns ? (double)(ds->peak_t_ns - s->rec.start_ns) / 1e9 : 0;
+        cf_buf_printf(o, "device %d: peak live %s at +%s, peak footprint %s (%llu samples)\n",
+                      v->device, B(v->peak_live), T(at), B(v->peak_footprint),
+                      (unsigned long long)ds->footprint_samples);
+    }
+    if (s->footprint_missed_peak)
+        cf_buf_puts(o, "fragmentation: unknown, the footprint samples missed the live peak "
+                       "(samples are at most one per CUDAFRAG_SAMPLE_MS)\n");
+    else if (isnan(s->headline_frag))
+        cf_buf_puts(o, "fragmentation: no footprint samples\n");
+    else
+        cf_buf_printf(o, "fragmentation 1 - peak live / peak footprint = %.1f%%\n",
+                      pct(s->headline_frag));
+    cf_buf_printf(o, "%s: %llu allocations, %s\n", s->interim ? "live now" : "leaks at exit",
+                  (unsigned long long)s->leaked_count, B(s->leaked_bytes));
+    if (s->rec.host.seen || s->rec.host.peak_live_bytes)
+        cf_buf_printf(o, "pinned/registered host memory: peak live %s, live now %s\n",
+                      B(s->rec.host.peak_live_bytes), B(s->rec.host.live_bytes));
+    if (s->rec.stacks_unavailable)
+        cf_buf_puts(o, "note: call stacks unavailable (libunwind could not be loaded); call "
+                       "sites are keyed by API\n");
+    if (s->rec.replaced_live)
+        cf_buf_printf(o,
+                      "note: %llu addresses came back from the driver while still recorded "
+                      "live (their frees were not seen)\n",
+                      (unsigned long long)s->rec.replaced_live);
+}
+
+static void api_table(const struct cf_snap *s, struct cf_buf *o)
+{
+    cf_buf_puts(o, "\n-- API calls --\n");
+    cf_buf_printf(o, "%-28s %10s %12s %8s %12s\n", "api", "calls", "bytes", "failures", "time");
+    for (int a = 0; a < CF_API_COUNT; a++) {
+        const struct cf_api_stats *st = &s->rec.api[a];
+        if (st->calls == 0) continue;
+        cf_buf_printf(o, "%-28s %10llu %12s %8llu %12s\n", cf_api_info[a].name,
+                      (unsigned long long)st->calls, B(st->bytes), (unsigned long long)st->failures,
+                      T((double)st->ns_total / 1e9));
+    }
+}
+
+static void histograms(const struct cf_snap *s, struct cf_buf *o)
+{
+    cf_buf_printf(o, "\n-- sizes (%s%llu distinct) --\n",
+                  s->rec.distinct_sizes_capped ? "at least " : "",
+                  (unsigned long long)s->rec.distinct_sizes);
+    for (int b = 0; b < CF_HIST_BINS; b++) {
+        if (s->rec.sizes.count[b] == 0) continue;
+        cf_buf_printf(o, "  >= %-10s %10llu allocations %12s\n", B(1ull << b),
+                      (unsigned long long)s->rec.sizes.count[b], B(s->rec.sizes.bytes[b]));
+    }
+    cf_buf_puts(o, "\n-- lifetimes --\n");
+    for (int b = 0; b < CF_HIST_BINS; b++) {
+        if (s->rec.lifetimes.count[b] == 0) continue;
+        cf_buf_printf(o, "  >= %-10s %10llu allocations\n", T((double)(1ull << b) / 1e9),
+                      (unsigned long long)s->rec.lifetimes.count[b]);
+    }
+}
+
+static void site_row(const struct cf_snap *s, unsigned idx, struct cf_buf *o)
+{
+    const struct cf_site *st = &s->sites[idx];
+    char where[512];
+    cf_snap_site_label(s, (int)idx, where, sizeof where);
+    cf_buf_printf(o, "  %-18s calls %-8llu peak live %-10s bytes %-10s sizes %u\n    at %s\n",
+                  cf_api_info[st->api].name, (unsigned long long)st->calls, B(st->peak_live_bytes),
+                  B(st->bytes), st->distinct_sizes, where);
+    for (unsigned f = 1; f < st->nframes && f < 4; f++) {
+        const struct cf_sym *sym = cf_symtab_find(&s->syms, st->frames[f]);
+        if (sym == NULL || sym->module[0] == '\0') continue;
+        cf_buf_printf(o, "       %s (%s+0x%llx)", sym->function[0] ? sym->function : "??",
+                      sym->module, (unsigned long long)sym->offset);
+        if (sym->line) cf_buf_printf(o, " %s:%u", sym->file, sym->line);
+        cf_buf_puts(o, "\n");
+    }
+}
+
+static void sites(const struct cf_snap *s, struct cf_buf *o)
+{
+    cf_buf_printf(o, "\n-- top call sites by peak live bytes (%u sites) --\n", s->nsites);
+    for (unsigned i = 0; i < s->nsites && i < s->top; i++)
+        site_row(s, s->by_peak[i], o);
+    cf_buf_puts(o, "\n-- top call sites by calls --\n");
+    for (unsigned i = 0; i < s->nsites && i < s->top; i++)
+        site_row(s, s->by_calls[i], o);
+}
+
+static void leaks(const struct cf_snap *s, struct cf_buf *o)
+{
+    cf_buf_printf(o, "\n-- %s (%llu allocations, %s) --\n",
+                  s->interim ? "live allocations" : "leaks at exit",
+                  (unsigned long long)s->leaked_count, B(s->leaked_bytes));
+    if (!s->interim && s->nleaks)
+        cf_buf_puts(o, "(memory the CUDA runtime frees during its own teardown is freed before "
+                       "this report and is not listed)\n");
+    for (unsigned i = 0; i < s->nleaks && i < s->top; i++) {
+        char where[512];
+        cf_snap_site_label(s, s->leaks[i].site, where, sizeof where);
+        cf_buf_printf(o, "  %-10s %6llu x %-8s at %s\n", B(s->leaks[i].bytes),
+                      (unsigned long long)s->leaks[i].count, cf_kind_name[s->leaks[i].kind], where);
+    }
+}
+
+static void pools(const struct cf_snap *s, struct cf_buf *o)
+{
+    if (s->npools == 0) return;
+    cf_buf_puts(o, "\n-- memory pools --\n");
+    for (unsigned i = 0; i < s->npools; i++) {
+        const struct cf_pool *p = &s->pools[i];
+        cf_buf_printf(o,
+                      "  pool 0x%llx device %d %s%s: reserved %s (high %s), used %s (high %s), "
+                      "release threshold %s, shrinks %llu, regrows %llu, trims %llu\n",
+                      (unsigned long long)p->handle, p->device, p->is_default ? "default" : "app",
+                      p->destroyed ? " (destroyed)" : "", B(p->reserved_cur), B(p->reserved_high),
+                      B(p->used_cur), B(p->used_high), B(p->release_threshold),
+                      (unsigned long long)p->shrinks, (unsigned long long)p->regrows,
+                      (unsigned long long)p->trims);
+    }
+}
+
+static void graph(const struct cf_snap *s, struct cf_buf *o)
+{
+    const struct cf_graph_stats *g = &s->rec.graph;
+    bool any = g->alloc_nodes || g->free_nodes;
+    for (int d = 0; d < CF_MAX_DEVICES && !any; d++)
+        any = g->reserved_high[d] || g->used_high[d];
+    if (!any) return;
+    cf_buf_printf(o, "\n-- graph memory --\n  alloc nodes %llu (%s), free nodes %llu\n",
+                  (unsigned long long)g->alloc_nodes, B(g->node_bytes),
+                  (unsigned long long)g->free_nodes);
+    for (int d = 0; d < CF_MAX_DEVICES; d++)
+        if (g->reserved_high[d] || g->used_high[d])
+            cf_buf_printf(o, "  device %d: graph pool reserved high %s, used high %s\n", d,
+                          B(g->reserved_high[d]), B(g->used_high[d]));
+}
+
+static void fragmentation(const struct cf_snap *s, struct cf_buf *o)
+{
+    cf_buf_puts(o, "\n-- fragmentation --\n");
+    if (isnan(s->internal_waste))
+        cf_buf_puts(o, "  internal (rounding) waste: granted sizes unknown\n");
+    else
+        cf_buf_printf(o,
+                      "  internal (rounding) waste = (granted - requested) / requested = %.1f%%\n",
+                      pct(s->internal_waste));
+    if (s->pool_used_high)
+        cf_buf_printf(o, "  pool reserved / used (high water) = %s / %s = %.2f\n",
+                      B(s->pool_reserved_high), B(s->pool_used_high),
+                      (double)s->pool_reserved_high / (double)s->pool_used_high);
+    if (s->total_peak_live && s->total_peak_footprint && !s->footprint_missed_peak)
+        cf_buf_printf(o, "  headline peak footprint / peak live = %s / %s = %.2f\n",
+                      B(s->total_peak_footprint), B(s->total_peak_live),
+                      (double)s->total_peak_footprint / (double)s->total_peak_live);
+    for (unsigned i = 0; i < s->ndevs; i++) {
+        const struct cf_dev_view *v = &s->devs[i];
+        cf_buf_printf(o, "  device %d: internal waste ", v->device);
+        if (isnan(v->internal_waste))
+            cf_buf_puts(o, "-");
+        else
+            cf_buf_printf(o, "%.1f%%", pct(v->internal_waste));
+        if (isnan(v->headline_frag))
+            cf_buf_puts(o, ", 1 - live/footprint -\n");
+        else
+            cf_buf_printf(o, ", 1 - live/footprint %.1f%%\n", pct(v->headline_frag));
+    }
+}
+
+static void ooms(const struct cf_snap *s, struct cf_buf *o)
+{
+    if (s->rec.nooms == 0) return;
+    cf_buf_printf(o, "\n-- out-of-memory events (%u", s->rec.nooms);
+    if (s->rec.ooms_dropped) cf_buf_printf(o, ", %u more not kept", s->rec.ooms_dropped);
+    cf_buf_puts(o, ") --\n");
+    for (unsigned i = 0; i < s->rec.nooms; i++) {
+        const struct cf_oom *e = &s->rec.ooms[i];
+        char where[512];
+        cf_snap_site_label(s, e->site ? cf_snap_site_index(s, e->site->hash) : -1, where,
+                           sizeof where);
+        cf_buf_printf(
+            o, "  %s of %s on device %d: free %s of %s%s\n    at %s\n", cf_api_info[e->api].name,
+            B(e->request), e->device, B(e->free_bytes), B(e->total_bytes),
+            e->total_bytes && e->free_bytes >= e->request ? " -- OOM with enough free memory" : "",
+            where);
+    }
+}
+
+static void arena(const struct cf_snap *s, struct cf_buf *o)
+{
+    const struct cf_arena_stats *a = &s->arena, *sh = &s->shadow;
+    if (!a->active && !sh->shadow) return;
+    cf_buf_puts(o, "\n-- arena vs native --\n");
+    if (a->active) {
+        double frag = a->peak_mapped ? 1.0 - (double)a->peak_live / (double)a->peak_mapped : NAN;
+        cf_buf_printf(o, "  arena (%s): peak live %s, peak reserved %s, peak mapped %s\n",
+                      a->vmm ? "VMM" : "cuMemAlloc chunks", B(a->peak_live), B(a->peak_reserved),
+                      B(a->peak_mapped));
+        cf_buf_printf(o,
+                      "  fragmentation at peak 1 - live/mapped %.1f%%, external 1 - largest free / "
+                      "total free %.1f%%\n",
+                      pct(frag), pct(a->ext_frag_at_peak));
+        uint64_t served = a->allocs_served + a->frees_served;
+        cf_buf_printf(o,
+                      "  %llu allocations and %llu frees served with %llu driver calls (%llu "
+                      "avoided); time in alloc %s, free %s; arena OOMs %llu\n",
+                      (unsigned long long)a->allocs_served, (unsigned long long)a->frees_served,
+                      (unsigned long long)a->driver_calls,
+                      (unsigned long long)(served > a->driver_calls ? served - a->driver_calls : 0),
+                      T((double)a->ns_in_alloc / 1e9), T((double)a->ns_in_free / 1e9),
+                      (unsigned long long)a->ooms);
+    } else if (sh->peak_mapped == 0) {
+        cf_buf_puts(o, "  shadow arena model: no device allocation to replay\n");
+    } else {
+        uint64_t native = s->total_peak_footprint > s->total_peak_granted ? s->total_peak_footprint
+                                                                          : s->total_peak_granted;
+        if (native == 0) native = s->total_peak_live;
+        cf_buf_printf(o,
+                      "  with --arena: ~%s instead of %s (shadow model: peak mapped %s, peak live "
+                      "%s, external fragmentation at peak %.1f%%)\n",
+                      B(sh->peak_mapped), B(native), B(sh->peak_mapped), B(sh->peak_live),
+                      pct(sh->ext_frag_at_peak));
+    }
+}
+
+static void findings(const struct cf_snap *s, struct cf_buf *o)
+{
+    cf_buf_printf(o, "\n-- findings (%u) --\n", s->nfindings);
+    if (s->nfindings == 0) cf_buf_puts(o, "  none\n");
+    for (unsigned i = 0; i < s->nfindings; i++) {
+        const struct cf_finding *f = &s->findings[i];
+        cf_buf_printf(o, "  [%s] %s: %s\n      -> %s\n", f->severity, f->id, f->title, f->advice);
+    }
+    if (s->findings_dropped)
+        cf_buf_printf(o, "  (%u more findings not shown: at most CUDAFRAG_TOP of each id)\n",
+                      s->findings_dropped);
+}
+
+void cf_render_text(const struct cf_snap *s, struct cf_buf *o)
+{
+    header(s, o);
+    summary(s, o);
+    api_table(s, o);
+    histograms(s, o);
+    sites(s, o);
+    leaks(s, o);
+    pools(s, o);
+    graph(s, o);
+    fragmentation(s, o);
+    ooms(s, o);
+    arena(s, o);
+    findings(s, o);
+    cf_buf_puts(o, "==== end of cudafrag report ====\n");
+}

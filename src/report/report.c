@@ -1,0 +1,177 @@
+#include "report/report.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config/config.h"
+#include "cudafrag/cudafrag.h"
+#include "record/record.h"
+#include "report/outpath.h"
+#include "report/render.h"
+#include "report/snapshot.h"
+#include "util/export.h"
+#include "util/log.h"
+
+#include "cudafrag_build.h"
+
+static pthread_mutex_t report_mutex = PTHREAD_MUTEX_INITIALIZER;
+static int final_written;
+static unsigned interim_seq;
+
+/* What went wrong with the outputs, collected so it is said once. */
+struct notes {
+    char text[2048];
+    size_t len;
+};
+
+static void note(struct notes *n, const char *msg)
+{
+    int w = snprintf(n->text + n->len, sizeof n->text - n->len, "cudafrag: %s\n", msg);
+    if (w > 0)
+        n->len += (size_t)w < sizeof n->text - n->len ? (size_t)w : sizeof n->text - n->len - 1;
+}
+
+/* Returns 0 when the file was written completely. */
+static int write_file(const char *pattern, const char *suffix, const struct cf_buf *content,
+                      const char *what, struct notes *notes, char *written, size_t wn)
+{
+    char path[PATH_MAX], err[PATH_MAX + 128], msg[sizeof err + 64];
+    if (cf_output_expand(pattern, suffix, path, sizeof path, err, sizeof err) != 0) {
+        snprintf(msg, sizeof msg, "%s; %s lost", err, what);
+        note(notes, msg);
+        return -1;
+    }
+    if (content->failed) {
+        snprintf(msg, sizeof msg, "out of memory while rendering %s; %s not written", what, path);
+        note(notes, msg);
+        return -1;
+    }
+    int fd = cf_output_open(path, err, sizeof err);
+    if (fd < 0) {
+        snprintf(msg, sizeof msg, "%s; %s lost", err, what);
+        note(notes, msg);
+        return -1;
+    }
+    int rc = cf_write_all(fd, content->data, content->len);
+    if (rc == 0 && close(fd) != 0)
+        rc = -errno;
+    else if (rc != 0)
+        close(fd);
+    if (rc != 0) {
+        snprintf(msg, sizeof msg, "writing %s failed (%s); %s is incomplete", path, strerror(-rc),
+                 what);
+        note(notes, msg);
+        return -1;
+    }
+    size_t used = strlen(written);
+    snprintf(written + used, wn - used, "%s%s", used ? ", " : "", path);
+    return 0;
+}
+
+int cf_report_write(const char *pattern, bool to_stderr, bool json, unsigned seq,
+                    const char *reason)
+{
+    struct cf_buf text = {0}, js = {0};
+    struct notes notes = {.len = 0};
+    char written[2 * PATH_MAX + 8] = "", txt_suffix[32], json_suffix[32];
+    int requested = 0, ok = 0;
+
+    /* On the heap: the snapshot holds a copy of the record, too big for the stack
+     * of whichever thread happens to call _exit. */
+    struct cf_snap *snap = calloc(1, sizeof *snap);
+    unsigned top = (unsigned)cf_opt_int(CF_OPT_TOP);
+    if (snap == NULL || cf_snap_take(snap, seq != 0, reason, top) != 0) {
+        cf_log("out of memory while collecting the report; no report written");
+        if (snap) cf_snap_free(snap);
+        free(snap);
+        return -1;
+    }
+    cf_render_text(snap, &text);
+
+    if (pattern && *pattern) {
+        if (seq) {
+            snprintf(txt_suffix, sizeof txt_suffix, ".%u.txt", seq);
+            snprintf(json_suffix, sizeof json_suffix, ".%u.json", seq);
+        } else {
+            strcpy(txt_suffix, ".txt");
+            strcpy(json_suffix, ".json");
+        }
+        requested++;
+        ok += write_file(pattern, txt_suffix, &text, "the text report", &notes, written,
+                         sizeof written) == 0;
+        if (json) {
+            cf_render_json(snap, &js);
+            requested++;
+            ok += write_file(pattern, json_suffix, &js, "the JSON report", &notes, written,
+                             sizeof written) == 0;
+        }
+    }
+    if (to_stderr) {
+        requested++;
+        if (written[0]) cf_buf_printf(&text, "report written to %s\n", written);
+        if (notes.len) cf_buf_put(&text, notes.text, notes.len);
+        ok += !text.failed && cf_write_all(2, text.data, text.len) == 0;
+    } else if (notes.len) {
+        cf_write_all(2, notes.text, notes.len);
+    }
+    cf_buf_free(&text);
+    cf_buf_free(&js);
+    cf_snap_free(snap);
+    free(snap);
+    return requested == 0 || ok > 0 ? 0 : -1;
+}
+
+static int write_configured(unsigned seq, const char *reason)
+{
+    return cf_report_write(cf_opt_str(CF_OPT_OUTPUT), cf_opt_bool(CF_OPT_STDERR),
+                           cf_opt_bool(CF_OPT_JSON), seq, reason);
+}
+
+static bool worth_reporting(void)
+{
+    return cf_opt_bool(CF_OPT_ENABLE) &&
+           (cf_rec_any_activity() || cf_opt_bool(CF_OPT_ALWAYS_REPORT));
+}
+
+void cf_report_final(const char *reason)
+{
+    if (__atomic_exchange_n(&final_written, 1, __ATOMIC_ACQ_REL)) return;
+    if (!worth_reporting()) return;
+    pthread_mutex_lock(&report_mutex);
+    write_configured(0, reason);
+    pthread_mutex_unlock(&report_mutex);
+}
+
+int cf_report_interim(const char *reason)
+{
+    if (!cf_opt_bool(CF_OPT_ENABLE)) return -1;
+    pthread_mutex_lock(&report_mutex);
+    int rc = write_configured(++interim_seq, reason);
+    pthread_mutex_unlock(&report_mutex);
+    return rc;
+}
+
+void cf_report_reset_after_fork(void)
+{
+    /* The parent may have been reporting from another thread when it forked: that
+     * thread does not exist here, so its lock must not either. */
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    memcpy(&report_mutex, &fresh, sizeof fresh);
+    __atomic_store_n(&final_written, 0, __ATOMIC_RELEASE);
+    interim_seq = 0;
+}
+
+CF_EXPORT const char *cudafrag_version(void)
+{
+    return CUDAFRAG_VERSION;
+}
+
+CF_EXPORT int cudafrag_report_now(void)
+{
+    return cf_report_interim("cudafrag_report_now");
+}

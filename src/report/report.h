@@ -1,0 +1,28 @@
+/* Writing the end-of-run report and interim reports. Never call these from a
+ * signal handler: they allocate, take the record locks and may run addr2line. */
+#ifndef CF_REPORT_REPORT_H
+#define CF_REPORT_REPORT_H
+
+#include <stdbool.h>
+
+/* The final report, at most once per process (a forked child writes its own).
+ * Skipped when CUDAFRAG_ENABLE=0, or when the process made no CUDA allocation call
+ * and CUDAFRAG_ALWAYS_REPORT is off. */
+void cf_report_final(const char *reason);
+/* An interim report (SIGUSR1, cudafrag_report_now); its files get a ".N" suffix
+ * (N = 1, 2, ...) so the final report does not overwrite them. Returns 0, or -1
+ * when no output could be written. */
+int cf_report_interim(const char *reason);
+
+/* One report to explicit outputs. pattern is CUDAFRAG_OUTPUT-style ("" = no
+ * files); seq 0 is the final report, N the Nth interim one. Problems with the
+ * files are reported once, on stderr, and noted in the stderr report. Returns 0
+ * when at least one requested output was written (or none was requested), -1
+ * otherwise. */
+int cf_report_write(const char *pattern, bool to_stderr, bool json, unsigned seq,
+                    const char *reason);
+
+/* In a forked child: the child is a new process and writes its own report. */
+void cf_report_reset_after_fork(void);
+
+#endif

@@ -1,0 +1,275 @@
+#include "report/snapshot.h"
+
+#include "config/config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct cf_snap *sort_ctx; /* qsort has no context argument */
+
+static int desc(uint64_t x, uint64_t y)
+{
+    return (x < y) - (x > y);
+}
+
+static int by_peak_desc(const void *a, const void *b)
+{
+    const struct cf_site *x = &sort_ctx->sites[*(const unsigned *)a];
+    const struct cf_site *y = &sort_ctx->sites[*(const unsigned *)b];
+    if (x->peak_live_bytes != y->peak_live_bytes)
+        return desc(x->peak_live_bytes, y->peak_live_bytes);
+    return desc(x->calls, y->calls);
+}
+
+static int by_calls_desc(const void *a, const void *b)
+{
+    const struct cf_site *x = &sort_ctx->sites[*(const unsigned *)a];
+    const struct cf_site *y = &sort_ctx->sites[*(const unsigned *)b];
+    if (x->calls != y->calls) return desc(x->calls, y->calls);
+    return desc(x->peak_live_bytes, y->peak_live_bytes);
+}
+
+static int by_hash(const void *a, const void *b)
+{
+    uint64_t x = ((const struct cf_site *)a)->hash, y = ((const struct cf_site *)b)->hash;
+    return x < y ? -1 : x > y;
+}
+
+static int leak_desc(const void *a, const void *b)
+{
+    const struct cf_leak *x = a, *y = b;
+    if (x->bytes != y->bytes) return desc(x->bytes, y->bytes);
+    return desc(x->count, y->count);
+}
+
+int cf_snap_site_index(const struct cf_snap *s, uint64_t hash)
+{
+    struct cf_site key;
+    key.hash = hash;
+    if (s->nsites == 0) return -1;
+    const struct cf_site *hit = bsearch(&key, s->sites, s->nsites, sizeof key, by_hash);
+    return hit ? (int)(hit - s->sites) : -1;
+}
+
+double cf_site_rate(const struct cf_site *site)
+{
+    double span =
+        site->last_ns > site->first_ns ? (double)(site->last_ns - site->first_ns) / 1e9 : 0;
+    return (double)site->calls / (span > 1.0 ? span : 1.0);
+}
+
+double cf_site_mean_lifetime_s(const struct cf_site *site)
+{
+    if (site->lifetime_count == 0) return NAN;
+    return (double)site->lifetime_ns_total / (double)site->lifetime_count / 1e9;
+}
+
+/* Copies sites and pools; runs with the record locks held, so it only copies. */
+static int copy_tables(struct cf_snap *s)
+{
+    unsigned n = HASH_COUNT(cf_rec.sites), k = 0;
+    s->sites = calloc(n ? n : 1, sizeof *s->sites);
+    if (s->sites == NULL) return -1;
+    for (struct cf_site *it = cf_rec.sites; it; it = it->hh.next)
+        s->sites[k++] = *it;
+    s->nsites = k;
+
+    n = HASH_COUNT(cf_rec.pools), k = 0;
+    s->pools = calloc(n ? n : 1, sizeof *s->pools);
+    if (s->pools == NULL) return -1;
+    for (struct cf_pool *p = cf_rec.pools; p; p = p->hh.next)
+        s->pools[k++] = *p;
+    s->npools = k;
+    return 0;
+}
+
+/* Groups live allocations by site; sites must already be sorted by hash. */
+static int group_leaks(struct cf_snap *s)
+{
+    s->leaks = calloc(s->nsites + 1, sizeof *s->leaks);
+    if (s->leaks == NULL) return -1;
+    for (unsigned i = 0; i <= s->nsites; i++)
+        s->leaks[i].site = i < s->nsites ? (int)i : -1;
+    for (struct cf_alloc *a = cf_rec.live; a; a = a->hh.next) {
+        int idx = a->site ? cf_snap_site_index(s, a->site->hash) : -1;
+        struct cf_leak *l = &s->leaks[idx >= 0 ? (unsigned)idx : s->nsites];
+        l->kind = a->kind;
+        l->bytes += a->requested;
+        l->count++;
+        if (a->granted) {
+            l->requested += a->requested;
+            l->granted += a->granted;
+        }
+        s->leaked_bytes += a->requested;
+        s->leaked_count++;
+    }
+    unsigned k = 0;
+    for (unsigned i = 0; i <= s->nsites; i++)
+        if (s->leaks[i].count) s->leaks[k++] = s->leaks[i];
+    s->nleaks = k;
+    qsort(s->leaks, k, sizeof *s->leaks, leak_desc);
+    return 0;
+}
+
+/* Footprint is measured as device memory in use (total - free) above what was in
+ * use before the first allocation, so the context's own memory is not counted as
+ * fragmentation. */
+static void derive_devices(struct cf_snap *s)
+{
+    uint64_t req = 0, gra = 0;
+    for (int d = 0; d < CF_MAX_DEVICES; d++) {
+        const struct cf_device_stats *ds = &s->rec.dev[d];
+        if (!ds->seen) continue;
+        struct cf_dev_view *v = &s->devs[s->ndevs++];
+        v->device = d;
+        v->peak_live = ds->peak_live_bytes;
+        v->peak_footprint =
+            ds->peak_footprint > ds->baseline_used ? ds->peak_footprint - ds->baseline_used : 0;
+        v->headline_frag = NAN;
+        v->missed_peak = ds->footprint_samples && v->peak_footprint < v->peak_live;
+        s->footprint_missed_peak |= v->missed_peak;
+        s->total_peak_granted += ds->peak_granted;
+        if (ds->footprint_samples && v->peak_footprint && !v->missed_peak) {
+            double f = 1.0 - (double)v->peak_live / (double)v->peak_footprint;
+            v->headline_frag = f < 0 ? 0 : f;
+        }
+        v->internal_waste = NAN;
+        if (ds->peak_requested && ds->peak_granted >= ds->peak_requested)
+            v->internal_waste =
+                (double)(ds->peak_granted - ds->peak_requested) / (double)ds->peak_requested;
+        s->total_peak_live += v->peak_live;
+        s->total_peak_footprint += v->peak_footprint;
+        if (ds->peak_requested && ds->peak_granted >= ds->peak_requested) {
+            req += ds->peak_requested;
+            gra += ds->peak_granted;
+        }
+    }
+    s->headline_frag = NAN;
+    if (s->total_peak_footprint && !s->footprint_missed_peak) {
+        double f = 1.0 - (double)s->total_peak_live / (double)s->total_peak_footprint;
+        s->headline_frag = f < 0 ? 0 : f;
+    }
+    s->internal_waste = req ? (double)(gra - req) / (double)req : NAN;
+    for (int a = 0; a < CF_API_COUNT; a++)
+        if (cf_api_info[a].role == 'A') s->total_alloc_bytes += s->rec.api[a].bytes;
+    for (unsigned i = 0; i < s->npools; i++) {
+        s->pool_reserved_high += s->pools[i].reserved_high;
+        s->pool_used_high += s->pools[i].used_high;
+    }
+}
+
+static void add_site_frames(struct cf_snap *s, int idx, unsigned depth)
+{
+    if (idx < 0) return;
+    const struct cf_site *site = &s->sites[idx];
+    for (unsigned f = 0; f < site->nframes && f < depth; f++)
+        cf_symtab_add(&s->syms, site->frames[f]);
+}
+
+/* Only sites that appear in the report are symbolized: addr2line is slow. */
+static void resolve_symbols(struct cf_snap *s)
+{
+    for (unsigned i = 0; i < s->nsites && i < s->top; i++) {
+        add_site_frames(s, (int)s->by_peak[i], 4);
+        add_site_frames(s, (int)s->by_calls[i], 4);
+    }
+    /* Leak groups can carry rounding-waste findings beyond the table's rows. */
+    for (unsigned i = 0; i < s->nleaks && i < s->top + 64; i++)
+        add_site_frames(s, s->leaks[i].site, 4);
+    for (unsigned i = 0; i < s->nsites; i++) {
+        const struct cf_api_info *api = &cf_api_info[s->sites[s->by_calls[i]].api];
+        if (api->kind == CF_KIND_POOL && api->role == 'A') {
+            add_site_frames(s, (int)s->by_calls[i], 1); /* named by pool-regrow */
+            break;
+        }
+    }
+    for (unsigned i = 0; i < s->rec.nooms; i++)
+        if (s->rec.ooms[i].site)
+            add_site_frames(s, cf_snap_site_index(s, s->rec.ooms[i].site->hash), 4);
+    /* Sites that may carry a finding: cheap tests, generous on purpose, busiest
+     * first and bounded (findings are capped per id anyway). */
+    for (unsigned i = 0, n = 0; i < s->nsites && n < 512; i++) {
+        const struct cf_site *st = &s->sites[s->by_calls[i]];
+        if (cf_site_rate(st) > CF_RATE_PER_S || st->distinct_sizes > CF_SITE_MANY_SIZES ||
+            st->calls >= CF_HOT_CALLS) {
+            add_site_frames(s, (int)s->by_calls[i], 1);
+            n++;
+        }
+    }
+    cf_symtab_resolve(&s->syms, cf_opt_bool(CF_OPT_ADDR2LINE));
+}
+
+int cf_snap_take(struct cf_snap *s, bool interim, const char *reason, unsigned top)
+{
+    memset(s, 0, sizeof *s);
+    s->interim = interim;
+    s->reason = reason;
+    s->top = top;
+    cf_rec_sample_final();
+    cf_rec_lock_all();
+    s->now_ns = cf_now_ns();
+    s->rec = cf_rec;
+    s->rec.live = NULL;
+    s->rec.sites = NULL;
+    s->rec.pools = NULL;
+    int rc = copy_tables(s);
+    if (rc == 0) {
+        qsort(s->sites, s->nsites, sizeof *s->sites, by_hash);
+        rc = group_leaks(s);
+    }
+    cf_rec_unlock_all();
+    if (rc != 0) return -1;
+
+    s->duration_s = s->now_ns > s->rec.start_ns ? (double)(s->now_ns - s->rec.start_ns) / 1e9 : 0;
+    cf_arena_get_stats(&s->arena, &s->shadow);
+    derive_devices(s);
+    s->by_peak = malloc((s->nsites + 1) * sizeof *s->by_peak);
+    s->by_calls = malloc((s->nsites + 1) * sizeof *s->by_calls);
+    if (!s->by_peak || !s->by_calls) return -1;
+    for (unsigned i = 0; i < s->nsites; i++)
+        s->by_peak[i] = s->by_calls[i] = i;
+    sort_ctx = s;
+    qsort(s->by_peak, s->nsites, sizeof *s->by_peak, by_peak_desc);
+    qsort(s->by_calls, s->nsites, sizeof *s->by_calls, by_calls_desc);
+    sort_ctx = NULL;
+    resolve_symbols(s);
+    return cf_findings_compute(s);
+}
+
+void cf_snap_free(struct cf_snap *s)
+{
+    free(s->sites);
+    free(s->pools);
+    free(s->leaks);
+    free(s->by_peak);
+    free(s->by_calls);
+    free(s->findings);
+    cf_symtab_free(&s->syms);
+    memset(s, 0, sizeof *s);
+}
+
+void cf_snap_site_label(const struct cf_snap *s, int site, char *out, size_t n)
+{
+    if (site < 0 || (unsigned)site >= s->nsites) {
+        snprintf(out, n, "(no call site)");
+        return;
+    }
+    const struct cf_site *st = &s->sites[site];
+    const struct cf_sym *sym = st->nframes ? cf_symtab_find(&s->syms, st->frames[0]) : NULL;
+    const char *api = cf_api_info[st->api].name;
+    if (sym == NULL || sym->module[0] == '\0') {
+        if (st->nframes)
+            snprintf(out, n, "%s from 0x%llx", api, (unsigned long long)st->frames[0]);
+        else
+            snprintf(out, n, "%s (stacks off)", api);
+        return;
+    }
+    int len = snprintf(out, n, "%s (%s+0x%llx)", sym->function[0] ? sym->function : "??",
+                       sym->module, (unsigned long long)sym->offset);
+    if (sym->line && len > 0 && (size_t)len < n) {
+        const char *file = strrchr(sym->file, '/');
+        snprintf(out + len, n - (size_t)len, " %s:%u", file ? file + 1 : sym->file, sym->line);
+    }
+}

@@ -1,0 +1,75 @@
+/* A private copy of the record taken under cf_rec_lock_all(), so the slow parts of
+ * the report (symbol lookup, addr2line, formatting, file writes) run without
+ * blocking the application's allocation calls. */
+#ifndef CF_REPORT_SNAPSHOT_H
+#define CF_REPORT_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena/arena.h"
+#include "record/record.h"
+#include "report/findings.h"
+#include "report/symbolize.h"
+
+/* Live allocations at report time, grouped by call site. */
+struct cf_leak {
+    int site; /* index into sites, -1 when the allocation had no site */
+    enum cf_kind kind;
+    uint64_t bytes, count;
+    uint64_t requested, granted; /* only allocations whose granted size is known */
+};
+
+/* Footprint and fragmentation of one device, derived once for every renderer. */
+struct cf_dev_view {
+    int device;
+    uint64_t peak_live, peak_footprint; /* footprint above the pre-allocation baseline */
+    double headline_frag;               /* 1 - peak live / peak footprint; NAN unknown */
+    bool missed_peak;      /* samples, all below the live peak: they came too late or too seldom */
+    double internal_waste; /* (granted - requested) / requested at peak */
+};
+
+struct cf_snap {
+    bool interim;
+    const char *reason;
+    uint64_t now_ns;
+    double duration_s;
+    struct cf_record rec; /* scalars only: the hash heads are NULL */
+    struct cf_site *sites;
+    unsigned nsites;
+    struct cf_pool *pools;
+    unsigned npools;
+    struct cf_leak *leaks; /* sorted by bytes, largest first */
+    unsigned nleaks;
+    uint64_t leaked_bytes, leaked_count;
+    struct cf_dev_view devs[CF_MAX_DEVICES];
+    unsigned ndevs;
+    uint64_t total_peak_live, total_peak_footprint, total_alloc_bytes;
+    uint64_t total_peak_granted; /* a lower bound of the native footprint */
+    bool footprint_missed_peak;  /* some device's samples missed its live peak */
+    double headline_frag, internal_waste;
+    uint64_t pool_reserved_high, pool_used_high;
+    struct cf_arena_stats arena, shadow;
+    unsigned *by_peak, *by_calls; /* site indices, best first */
+    unsigned top;                 /* rows per table (CUDAFRAG_TOP) */
+    struct cf_symtab syms;
+    struct cf_finding *findings;
+    unsigned nfindings, findings_dropped;
+};
+
+/* Copies the record (taking and releasing the record locks), resolves symbols and
+ * computes the findings. Returns 0, or -1 when memory ran out. */
+int cf_snap_take(struct cf_snap *s, bool interim, const char *reason, unsigned top);
+void cf_snap_free(struct cf_snap *s);
+
+/* "function (module+0x1f2c) file.c:42" for a site's innermost frame. */
+void cf_snap_site_label(const struct cf_snap *s, int site, char *out, size_t n);
+/* The rate of allocation calls at a site, per second of its active span (at least
+ * one second, so a short burst is not extrapolated). */
+double cf_site_rate(const struct cf_site *site);
+double cf_site_mean_lifetime_s(const struct cf_site *site);
+/* Index of the site with this hash, -1 if none. */
+int cf_snap_site_index(const struct cf_snap *s, uint64_t hash);
+
+#endif

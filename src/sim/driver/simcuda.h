@@ -1,0 +1,32 @@
+/* Extra entry points of the simulated CUDA driver (libcuda.so.1 built from
+ * src/sim/driver). They exist only in the simulator: tests look them up with
+ * dlsym or link the simulated driver directly. */
+#ifndef SIMCUDA_H
+#define SIMCUDA_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct simcuda_stats {
+    unsigned long long pages_total;            /* capacity / 2 MiB */
+    unsigned long long pages_used;             /* physical pages taken, for any reason */
+    unsigned long long largest_free_run_pages; /* contiguous mode: longest free run;
+                                                  paged mode: all free pages */
+    unsigned long long pool_reserved;          /* bytes reserved by the device's mempools */
+    unsigned long long vmm_physical;           /* bytes held by cuMemCreate handles */
+    unsigned long long graph_reserved;         /* bytes held by the graph memory pool */
+    unsigned long long alloc_calls;            /* successful device allocations of any kind */
+    unsigned long long free_calls;             /* successful device frees of any kind */
+};
+
+/* 0 on success, -1 when the driver is not initialised or device is out of range. */
+int simcudaGetStats(int device, struct simcuda_stats *out);
+
+/* Number of stream-order hazards seen so far (see docs/simulated-device.md). */
+unsigned long long simcudaHazardCount(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,150 @@
+/* The documented sampling calls against the simulated driver (linked, so cudafrag
+ * finds a loaded libcuda): footprint at new peaks only, pool attributes with
+ * shrinks and regrows, no sample on a capturing stream, OOM events with the
+ * device's free/total, and the final sample. CUDAFRAG_SAMPLE_MS=0 (test env). */
+#include <cuda.h>
+
+#include "check.h"
+#include "record/record.h"
+
+#define MiB (1ull << 20)
+
+static CUstream stream, capturing;
+
+static void note_alloc(enum cf_api api, CUdeviceptr p, uint64_t size, CUmemoryPool pool, CUstream s)
+{
+    struct cf_alloc_info ai = {.api = api,
+                               .addr = p,
+                               .requested = size,
+                               .device = 0,
+                               .pool = (uint64_t)(uintptr_t)pool,
+                               .stream = (uint64_t)(uintptr_t)s};
+    cf_rec_alloc(&ai);
+}
+
+static uint64_t used_now(size_t *total)
+{
+    size_t free_b;
+    CHECK_CU(cuMemGetInfo(&free_b, total));
+    return *total - free_b;
+}
+
+static void check_footprint(void)
+{
+    CUdeviceptr a, b;
+    size_t total;
+    CHECK_CU(cuMemAlloc(&a, 64 * MiB));
+    note_alloc(CF_API_cuMemAlloc, a, 64 * MiB, NULL, NULL);
+    uint64_t used = used_now(&total);
+    struct cf_device_stats *d = &cf_rec.dev[0];
+    CHECK_EQ(d->footprint_samples, 1);
+    CHECK_EQ(d->total_bytes, total);
+    CHECK_EQ(d->peak_footprint, used);
+    CHECK_EQ(d->baseline_used, used - 64 * MiB);
+    CHECK_EQ(d->live_at_peak_footprint, 64 * MiB);
+
+    CHECK_CU(cuMemAlloc(&b, 32 * MiB));
+    note_alloc(CF_API_cuMemAlloc, b, 32 * MiB, NULL, NULL);
+    CHECK_EQ(d->footprint_samples, 2);
+    CHECK_EQ(d->peak_footprint, used_now(&total));
+    CHECK_EQ(d->live_at_peak_footprint, 96 * MiB);
+
+    /* Below the peak: no sample. */
+    CHECK_CU(cuMemFree(b));
+    CHECK(cf_rec_free(CF_API_cuMemFree, b, 0));
+    CHECK_CU(cuMemAlloc(&b, 16 * MiB));
+    note_alloc(CF_API_cuMemAlloc, b, 16 * MiB, NULL, NULL);
+    CHECK_EQ(d->footprint_samples, 2);
+}
+
+static void check_pool(void)
+{
+    CUmemPoolProps props = {.allocType = CU_MEM_ALLOCATION_TYPE_PINNED,
+                            .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0}};
+    CUmemoryPool pool;
+    CUdeviceptr p;
+    CHECK_CU(cuMemPoolCreate(&pool, &props));
+    cf_rec_pool_seen((uint64_t)(uintptr_t)pool, 0, false, true);
+    struct cf_pool *rp;
+    HASH_FIND(hh, cf_rec.pools, &(uint64_t){(uint64_t)(uintptr_t)pool}, sizeof(uint64_t), rp);
+    CHECK(rp != NULL);
+
+    CHECK_CU(cuMemAllocFromPoolAsync(&p, 256 * MiB, pool, stream));
+    note_alloc(CF_API_cuMemAllocFromPoolAsync, p, 256 * MiB, pool, stream);
+    CHECK_EQ(rp->samples, 1);
+    CHECK_GE(rp->reserved_cur, 256 * MiB);
+    CHECK_GE(rp->used_cur, 256 * MiB);
+    CHECK_GE(rp->reserved_high, rp->reserved_cur);
+    uint64_t reserved = rp->reserved_cur;
+
+    CHECK_CU(cuMemFreeAsync(p, stream));
+    CHECK(cf_rec_free(CF_API_cuMemFreeAsync, p, 0));
+    CHECK_CU(cuStreamSynchronize(stream));
+    CHECK_CU(cuMemPoolTrimTo(pool, 0));
+    cf_rec_pool_trim((uint64_t)(uintptr_t)pool);
+    CHECK_CU(cuMemAllocFromPoolAsync(&p, 1 * MiB, pool, stream));
+    note_alloc(CF_API_cuMemAllocFromPoolAsync, p, 1 * MiB, pool, stream);
+    CHECK_EQ(rp->samples, 2);
+    CHECK_LT(rp->reserved_cur, reserved);
+    CHECK_EQ(rp->shrinks, 1);
+    CHECK_EQ(rp->regrows, 0);
+
+    CUdeviceptr q;
+    CHECK_CU(cuMemAllocFromPoolAsync(&q, 512 * MiB, pool, stream));
+    note_alloc(CF_API_cuMemAllocFromPoolAsync, q, 512 * MiB, pool, stream);
+    CHECK_EQ(rp->samples, 3);
+    CHECK_EQ(rp->regrows, 1);
+    CHECK_EQ(rp->trims, 1);
+}
+
+static void check_capture_and_oom(void)
+{
+    uint64_t samples = cf_rec.dev[0].footprint_samples;
+    CHECK_CU(cuStreamBeginCapture(capturing, CU_STREAM_CAPTURE_MODE_RELAXED));
+    /* A new peak, but on a capturing stream: no driver call. */
+    note_alloc(CF_API_cuMemAllocAsync, 0x7000000000, 4096 * MiB, NULL, capturing);
+    CUgraph graph;
+    CHECK_CU(cuStreamEndCapture(capturing, &graph));
+    CHECK_CU(cuGraphDestroy(graph));
+    CHECK_EQ(cf_rec.capture_skips, 1);
+    CHECK_EQ(cf_rec.dev[0].footprint_samples, samples);
+    CHECK(cf_rec_free(CF_API_cuMemFreeAsync, 0x7000000000, 0));
+
+    size_t total;
+    struct cf_alloc_info oom = {.api = CF_API_cuMemAlloc,
+                                .requested = 1ull << 50,
+                                .device = 0,
+                                .result = CUDA_ERROR_OUT_OF_MEMORY,
+                                .oom = true};
+    cf_rec_alloc(&oom);
+    CHECK_EQ(cf_rec.nooms, 1);
+    CHECK_EQ(cf_rec.ooms[0].total_bytes, cf_rec.dev[0].total_bytes);
+    CHECK_EQ(cf_rec.ooms[0].total_bytes - cf_rec.ooms[0].free_bytes, used_now(&total));
+}
+
+static void check_final_sample(void)
+{
+    uint64_t samples = cf_rec.dev[0].footprint_samples;
+    struct cf_pool *p = cf_rec.pools;
+    uint64_t pool_samples = p->samples;
+    cf_rec_sample_final();
+    CHECK_EQ(cf_rec.dev[0].footprint_samples, samples + 1);
+    CHECK_EQ(p->samples, pool_samples + 1);
+}
+
+int main(void)
+{
+    CUdevice dev;
+    CUcontext ctx;
+    CHECK_CU(cuInit(0));
+    CHECK_CU(cuDeviceGet(&dev, 0));
+    CHECK_CU(cuDevicePrimaryCtxRetain(&ctx, dev));
+    CHECK_CU(cuCtxSetCurrent(ctx));
+    CHECK_CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    CHECK_CU(cuStreamCreate(&capturing, CU_STREAM_NON_BLOCKING));
+    check_footprint();
+    check_pool();
+    check_capture_and_oom();
+    check_final_sample();
+    return 0;
+}

@@ -1,0 +1,150 @@
+/* Findings that need pool samples and footprint samples: the record gets those
+ * from driver calls, so here they are set in the record as sampling would. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "config/config.h"
+#include "record/record.h"
+#include "report/report.h"
+#include "report_fill.h"
+
+#define POOL 0xabc000ull
+
+static char *render(const char *dir, const char *name, unsigned seq)
+{
+    char pattern[PATH_MAX], path[PATH_MAX + 16];
+    snprintf(pattern, sizeof pattern, "%s/%s", dir, name);
+    CHECK_EQ(cf_report_write(pattern, false, false, seq, "test"), 0);
+    if (seq)
+        snprintf(path, sizeof path, "%s.%u.txt", pattern, seq);
+    else
+        snprintf(path, sizeof path, "%s.txt", pattern);
+    char *t = slurp(path);
+    CHECK(t != NULL);
+    return t;
+}
+
+__attribute__((noinline)) static void async_allocs(void)
+{
+    for (uint64_t i = 0; i < 4; i++) {
+        struct cf_alloc_info ai;
+        memset(&ai, 0, sizeof ai);
+        ai.api = CF_API_cudaMallocAsync;
+        ai.addr = 0x7d0000000000ull + i * (4ull << 20);
+        ai.requested = 4ull << 20;
+        ai.pool = POOL;
+        ai.device = 0;
+        cf_rec_alloc(&ai);
+        CHECK(cf_rec_free(CF_API_cudaFreeAsync, ai.addr, 0));
+    }
+}
+
+__attribute__((noinline)) static void second_leak(void)
+{
+    struct cf_alloc_info ai;
+    memset(&ai, 0, sizeof ai);
+    ai.api = CF_API_cuMemAlloc;
+    ai.addr = 0x7b0000000000ull;
+    ai.requested = 16ull << 20;
+    ai.device = 0;
+    cf_rec_alloc(&ai);
+    __asm__ volatile("" ::: "memory");
+}
+
+int main(void)
+{
+    const char *dir = temp_dir();
+    cf_config_reload();
+
+    /* Nothing recorded: no findings at all. */
+    char *t = render(dir, "empty", 0);
+    CHECK_STR(t, "-- findings (0) --");
+    free(t);
+
+    /* A default pool that returned its memory and grew back five times. */
+    cf_rec_pool_seen(POOL, 0, true, false);
+    async_allocs();
+    cf_rec_lock_all();
+    for (struct cf_pool *p = cf_rec.pools; p; p = p->hh.next) {
+        if (p->handle != POOL) continue;
+        p->shrinks = 5;
+        p->regrows = 5;
+        p->reserved_cur = 0;
+        p->reserved_high = 64ull << 20;
+        p->used_high = 4ull << 20;
+    }
+    cf_rec_unlock_all();
+
+    /* Footprint samples: 10 MiB in use before the first allocation, 64 MiB
+     * more at the peak, against 4 MiB live at the peak. */
+    cf_rec.dev[0].footprint_samples = 3;
+    cf_rec.dev[0].baseline_used = 10ull << 20;
+    cf_rec.dev[0].peak_footprint = (10ull << 20) + (64ull << 20);
+    cf_rec.dev[0].total_bytes = 16ull << 30;
+
+    /* An OOM with too little free memory. */
+    struct cf_alloc_info ai;
+    memset(&ai, 0, sizeof ai);
+    ai.api = CF_API_cudaMalloc;
+    ai.requested = 20ull << 30;
+    ai.device = 0;
+    ai.result = 2;
+    ai.oom = true;
+    cf_rec_alloc(&ai);
+    CHECK_GE(cf_rec.nooms, 1);
+    cf_rec.ooms[cf_rec.nooms - 1].free_bytes = 1ull << 30;
+    cf_rec.ooms[cf_rec.nooms - 1].total_bytes = 16ull << 30;
+
+    t = render(dir, "pools", 0);
+    CHECK_STR(t, "-- memory pools --");
+    CHECK_STR(t, "pool 0xabc000 device 0 default: reserved 0 B (high 64.0 MiB)");
+    CHECK_STR(t, "shrinks 5, regrows 5");
+    CHECK_STR(t, "pool reserved / used (high water) = 64.0 MiB / 4.00 MiB = 16.00");
+    CHECK_STR(t, "device 0: peak live 4.00 MiB");
+    CHECK_STR(t, "peak footprint 64.0 MiB (3 samples)");
+    CHECK_STR(t, "fragmentation 1 - peak live / peak footprint = 93.8%");
+    CHECK_STR(t, "[high] footprint-over-live: device 0: peak footprint 64.0 MiB is 16.00x the "
+                 "peak live 4.00 MiB");
+    CHECK_STR(t, "pool reserve 60.0 MiB");
+    CHECK_STR(t, "Largest part: pool reserve");
+    CHECK_STR(t, "[medium] pool-regrow: default pool 0xabc000 on device 0 returned memory 5 "
+                 "times and grew back 5 times at async_allocs (");
+    CHECK_STR(t, "CU_MEMPOOL_ATTR_RELEASE_THRESHOLD");
+    CHECK_STR(t, "[high] oom: cudaMalloc of 20.0 GiB failed");
+    CHECK_STR(t, "The device was full");
+    CHECK(strstr(t, "oom-with-free-memory") == NULL);
+    CHECK(strstr(t, "leak:") == NULL); /* everything was freed */
+    CHECK(strstr(t, "alloc-rate") == NULL);
+    free(t);
+
+    /* Leaks are findings of the final report only. */
+    memset(&ai, 0, sizeof ai);
+    ai.api = CF_API_cuMemAlloc;
+    ai.addr = 0x7c0000000000ull;
+    ai.requested = 8ull << 20;
+    ai.device = 0;
+    cf_rec_alloc(&ai);
+    t = render(dir, "interim", 1);
+    CHECK_STR(t, "interim report");
+    CHECK_STR(t, "-- live allocations (1 allocations, 8.00 MiB) --");
+    CHECK(strstr(t, "leak:") == NULL);
+    free(t);
+    t = render(dir, "final", 0);
+    CHECK_STR(t, "[medium] leak: 1 device allocation (8.00 MiB) still live at exit from main (");
+    free(t);
+
+    /* CUDAFRAG_TOP also caps the findings of one id. */
+    second_leak();
+    setenv("CUDAFRAG_TOP", "1", 1);
+    cf_config_reload();
+    t = render(dir, "capped", 0);
+    CHECK_STR(
+        t, "[medium] leak: 1 device allocation (16.0 MiB) still live at exit from second_leak (");
+    CHECK(strstr(t, "(8.00 MiB) still live") == NULL);
+    CHECK_STR(t, "(1 more findings not shown: at most CUDAFRAG_TOP of each id)");
+    free(t);
+    return 0;
+}

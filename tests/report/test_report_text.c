@@ -1,0 +1,84 @@
+/* The text report: sections, numbers and findings for a record filled with a hot
+ * allocation loop, many distinct sizes (left live) and an OOM with free memory. */
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "config/config.h"
+#include "report/report.h"
+#include "report_fill.h"
+
+static bool on_path(const char *prog)
+{
+    const char *path = getenv("PATH");
+    char buf[PATH_MAX];
+    while (path && *path) {
+        const char *end = strchr(path, ':');
+        int len = end ? (int)(end - path) : (int)strlen(path);
+        snprintf(buf, sizeof buf, "%.*s/%s", len, path, prog);
+        if (access(buf, X_OK) == 0) return true;
+        path = end ? end + 1 : NULL;
+    }
+    return false;
+}
+
+int main(void)
+{
+    setenv("CUDAFRAG_STACK_DEPTH", "8", 1);
+    cf_config_reload();
+    fill_hot_loop();
+    fill_many_sizes();
+    fill_oom_with_free_memory();
+
+    char pattern[PATH_MAX], path[PATH_MAX + 8];
+    snprintf(pattern, sizeof pattern, "%s/out", temp_dir());
+    CHECK_EQ(cf_report_write(pattern, false, false, 0, "test"), 0);
+    snprintf(path, sizeof path, "%s.txt", pattern);
+    char *t = slurp(path);
+    CHECK(t != NULL);
+
+    /* Sections. */
+    CHECK_STR(t, "cudafrag 0.1.0 final report (test)");
+    CHECK_STR(t, "-- summary --");
+    CHECK_STR(t, "-- API calls --");
+    CHECK_STR(t, "-- sizes (40 distinct) --");
+    CHECK_STR(t, "-- top call sites by peak live bytes (3 sites) --");
+    CHECK_STR(t, "-- top call sites by calls --");
+    CHECK_STR(t, "-- leaks at exit (40 allocations");
+    CHECK_STR(t, "-- fragmentation --");
+    CHECK_STR(t, "internal (rounding) waste");
+    CHECK_STR(t, "-- out-of-memory events (1) --");
+    CHECK_STR(t, "OOM with enough free memory");
+    /* Numbers: 2040 successful allocations + 1 failed, 2000 frees. */
+    CHECK_STR(t, "allocations 2040, frees 2000");
+    CHECK_STR(t, "cudaMalloc                         2041");
+    CHECK_STR(t, "cudaFree                           2000");
+    /* Findings name the site's function. */
+    CHECK_STR(t, "[high] alloc-rate: cudaMalloc called 2000 times");
+    CHECK_STR(t, "at fill_hot_loop (");
+    CHECK_STR(t, "hot-loop: 2000 allocations at fill_hot_loop");
+    CHECK_STR(t, "many-sizes: more than 8 distinct sizes");
+    CHECK_STR(t, "requested at fill_many_sizes (");
+    CHECK_STR(t, "[high] oom-with-free-memory: cudaMalloc of 3.00 GiB failed");
+    CHECK_STR(t, "at fill_oom_with_free_memory (");
+    CHECK_STR(t, "leak: 40 device allocations");
+    /* file:line comes from addr2line, when it is installed. */
+    bool have_addr2line = on_path("addr2line");
+    if (have_addr2line) CHECK_STR(t, "report_fill.c:");
+    free(t);
+
+    /* CUDAFRAG_ADDR2LINE=0: no addr2line run, so no file:line. */
+    setenv("CUDAFRAG_ADDR2LINE", "0", 1);
+    cf_config_reload();
+    CHECK_EQ(cf_report_write(pattern, false, false, 0, "test"), 0);
+    t = slurp(path);
+    CHECK(t != NULL);
+    CHECK(strstr(t, "report_fill.c:") == NULL);
+    CHECK_STR(t, "-- findings (");
+    free(t);
+    return 0;
+}
