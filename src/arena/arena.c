@@ -1,6 +1,7 @@
 /* The cf_arena_* API: switches, device selection, context handling, statistics.
  * The per-device work is in arena_dev.c and arena_reclaim.c. */
 #include "arena/arena.h"
+#include "arena/hostmem.h"
 
 #include "arena/arena_dev.h"
 #include "arena/shadow.h"
@@ -8,7 +9,6 @@
 #include "hook/real.h"
 #include "util/log.h"
 
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -167,10 +167,6 @@ static struct cf_dev_arena *start_device(CUdevice dev, CUcontext ctx)
             cf_log("arena: cannot start on device %d (error %d); its allocations go to CUDA "
                    "as usual",
                    (int)dev, (int)rc);
-        else if (!d->bk.vmm)
-            cf_log("arena: device %d has no virtual memory management; the arena uses "
-                   "cuMemAlloc chunks",
-                   (int)dev);
         __atomic_store_n(&d->state, rc == CUDA_SUCCESS ? CF_DEV_READY : CF_DEV_FAILED,
                          __ATOMIC_RELEASE);
     }
@@ -345,7 +341,7 @@ void cf_arena_get_stats(struct cf_arena_stats *arena, struct cf_arena_stats *sha
 static int check_holds(const struct cf_dev_arena *d)
 {
     const struct cf_gmap *g = &d->bk.gmap;
-    uint32_t *expect = calloc(g->count, sizeof *expect);
+    uint32_t *expect = cf_host_zalloc(g->count * sizeof *expect);
     int fails = 0;
     if (expect == NULL) return 0;
     for (const struct tlsf_block *b = d->tlsf.regions[0].first; b; b = b->phys_next) {
@@ -358,7 +354,7 @@ static int check_holds(const struct cf_dev_arena *d)
     }
     for (uint64_t i = 0; i < g->count; i++)
         fails += expect[i] != g->refs[i];
-    free(expect);
+    cf_host_free(expect, g->count * sizeof *expect);
     return fails;
 }
 

@@ -1,9 +1,9 @@
 #include "arena/arena_dev.h"
+#include "arena/hostmem.h"
 
 #include "config/config.h"
 #include "hook/real.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 /* Quarantine bound: past half the slack share (at least this many bytes) or
@@ -64,7 +64,7 @@ int cf_dev_start_part(struct cf_dev_arena *d, const struct cf_dev_arena *d0, uns
     if (cf_backing_init_part(&d->bk, &d0->bk, k) != 0) return -1;
     if (init_tlsf(d) != 0) {
         if (d->bk.vmm) cf_gmap_destroy(&d->bk.gmap);
-        free(d->bk.handles);
+        cf_host_free(d->bk.handles, d->bk.gmap.count * sizeof *d->bk.handles);
         return -1;
     }
     init_locks(d);

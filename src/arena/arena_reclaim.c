@@ -1,10 +1,9 @@
 /* Getting freed blocks back into the TLSF without ever handing out memory the
  * device may still be using, and giving idle backing back to the driver. */
 #include "arena/arena_dev.h"
+#include "arena/hostmem.h"
 
 #include "hook/real.h"
-
-#include <stdlib.h>
 
 #define POLL_MAX       64 /* pending blocks examined per pass */
 #define REUSE_SCAN_MAX 32 /* pending blocks looked at for a same-size reuse */
@@ -61,7 +60,7 @@ struct cf_mark *cf_dev_mark_get(struct cf_dev_arena *d)
     if (m) d->idle_marks = m->next;
     cf_dev_unlock(d);
     if (m == NULL) {
-        if ((m = calloc(1, sizeof *m)) == NULL) return NULL;
+        if ((m = cf_host_zalloc(sizeof *m)) == NULL) return NULL;
         CUcontext prev = cf_arena_ctx_enter(d);
         CUresult rc = cf_driver()->cuEventCreate(&m->ev, CU_EVENT_DISABLE_TIMING);
         cf_arena_ctx_leave(prev);
@@ -69,7 +68,7 @@ struct cf_mark *cf_dev_mark_get(struct cf_dev_arena *d)
         d->sync_calls++;
         cf_dev_unlock(d);
         if (rc != CUDA_SUCCESS) {
-            free(m);
+            cf_host_free(m, sizeof *m);
             return NULL;
         }
     }
@@ -128,6 +127,9 @@ static bool stamp(struct cf_dev_arena *d, struct tlsf_block *b, struct cf_mark *
         b->user[1] = (uintptr_t)share;
         return true;
     }
+    /* Recorded inside a capture, the event would be a graph node, not a
+     * position of the stream: leave such blocks to a device synchronisation. */
+    if (cf_arena_capturing((CUstream)b->user[0])) return false;
     struct cf_mark *m = cf_dev_mark_get(d);
     if (m == NULL) return false;
     if (cf_driver()->cuEventRecord(m->ev, (CUstream)b->user[0]) != CUDA_SUCCESS) {

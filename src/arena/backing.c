@@ -1,9 +1,9 @@
 #include "arena/backing.h"
+#include "arena/hostmem.h"
 
 #include "hook/real.h"
 #include "util/log.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 static CUmemAllocationProp device_prop(CUdevice dev)
@@ -99,7 +99,7 @@ int cf_backing_init_part(struct cf_backing *bk, const struct cf_backing *bk0, un
     if (!bk->vmm) return 0;
     bk->base = bk0->va_base + k * bk0->reserve;
     if (cf_gmap_init(&bk->gmap, bk->base, bk->reserve, bk->granule) != 0 ||
-        (bk->handles = calloc(bk->gmap.count, sizeof *bk->handles)) == NULL) {
+        (bk->handles = cf_host_zalloc(bk->gmap.count * sizeof *bk->handles)) == NULL) {
         cf_gmap_destroy(&bk->gmap);
         return -1;
     }
@@ -119,6 +119,9 @@ CUresult cf_backing_init(struct cf_backing *bk, CUdevice dev, CUcontext ctx, uin
         cf_log("arena: virtual memory management failed on device %d (error %d); using "
                "cuMemAlloc chunks",
                (int)dev, (int)rc);
+    } else {
+        cf_log("arena: device %d has no virtual memory management; using cuMemAlloc chunks",
+               (int)dev);
     }
     if (!drv->cuMemAlloc || !drv->cuMemFree) return CUDA_ERROR_NOT_SUPPORTED;
     bk->granule = CF_BACKING_GRANULE;
@@ -141,7 +144,7 @@ void cf_backing_fini(struct cf_backing *bk)
         if (drv->cuMemAddressFree && bk->base == bk->va_base)
             drv->cuMemAddressFree(bk->va_base, bk->va_total);
         cf_gmap_destroy(&bk->gmap);
-        free(bk->handles);
+        cf_host_free(bk->handles, bk->gmap.count * sizeof *bk->handles);
     }
     bk->handles = NULL;
     bk->vmm = false;

@@ -1,6 +1,6 @@
 #include "arena/gmap.h"
+#include "arena/hostmem.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 int cf_gmap_init(struct cf_gmap *g, uint64_t base, uint64_t size, uint64_t granule)
@@ -10,9 +10,9 @@ int cf_gmap_init(struct cf_gmap *g, uint64_t base, uint64_t size, uint64_t granu
     g->base = base;
     g->shift = (uint32_t)__builtin_ctzll(granule);
     g->count = size >> g->shift;
-    g->refs = calloc(g->count, sizeof *g->refs);
-    g->head = calloc(g->count, sizeof *g->head);
-    g->len = calloc(g->count, sizeof *g->len);
+    g->refs = cf_host_zalloc(g->count * sizeof *g->refs);
+    g->head = cf_host_zalloc(g->count * sizeof *g->head);
+    g->len = cf_host_zalloc(g->count * sizeof *g->len);
     if (g->refs && g->head && g->len) return 0;
     cf_gmap_destroy(g);
     return -1;
@@ -20,9 +20,9 @@ int cf_gmap_init(struct cf_gmap *g, uint64_t base, uint64_t size, uint64_t granu
 
 void cf_gmap_destroy(struct cf_gmap *g)
 {
-    free(g->refs);
-    free(g->head);
-    free(g->len);
+    cf_host_free(g->refs, g->count * sizeof *g->refs);
+    cf_host_free(g->head, g->count * sizeof *g->head);
+    cf_host_free(g->len, g->count * sizeof *g->len);
     memset(g, 0, sizeof *g);
 }
 

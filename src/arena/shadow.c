@@ -1,4 +1,5 @@
 #include "arena/shadow.h"
+#include "arena/hostmem.h"
 
 #include "arena/backing.h"
 #include "arena/gmap.h"
@@ -6,9 +7,7 @@
 #include "config/config.h"
 
 #include <pthread.h>
-#include <stdlib.h>
 #include <string.h>
-#include <uthash.h>
 
 #define SHADOW_MAX_DEVICES 16
 #define SHADOW_BASE        ((uint64_t)1 << 44) /* any granule-aligned address will do */
@@ -114,7 +113,7 @@ static struct shadow_entry *new_entry(void)
     if (e)
         spare_entries = e->hh.next;
     else
-        e = malloc(sizeof *e);
+        e = cf_host_zalloc(sizeof *e);
     if (e) memset(e, 0, sizeof *e);
     return e;
 }
@@ -195,11 +194,11 @@ void cf_shadow_reset(void)
     HASH_ITER(hh, by_addr, e, tmp)
     {
         HASH_DEL(by_addr, e);
-        free(e);
+        cf_host_free(e, sizeof *e);
     }
     while ((e = spare_entries) != NULL) {
         spare_entries = e->hh.next;
-        free(e);
+        cf_host_free(e, sizeof *e);
     }
     for (int i = 0; i < SHADOW_MAX_DEVICES; i++) {
         if (devs[i].used) {

@@ -1,11 +1,12 @@
 #include "arena/tlsf.h"
+#include "arena/hostmem.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-/* Block records come from slabs so that an allocation never calls malloc: only
- * a slab refill (every SLAB_BLOCKS records) or a hash-table doubling does. */
+/* Block records come from slabs so that an allocation never asks for host
+ * memory: only a slab refill (every SLAB_BLOCKS records) or a hash-table
+ * doubling does, and then from cudafrag's mmap-backed allocator. */
 #define SLAB_BLOCKS 1024
 struct tlsf_slab {
     struct tlsf_slab *next;
@@ -96,7 +97,7 @@ static struct tlsf_block *find_suitable(const struct tlsf *t, uint64_t size)
 static struct tlsf_block *record_get(struct tlsf *t)
 {
     if (t->spare == NULL) {
-        struct tlsf_slab *s = malloc(sizeof *s);
+        struct tlsf_slab *s = cf_host_zalloc(sizeof *s);
         if (s == NULL) return NULL;
         s->next = t->slabs;
         t->slabs = s;
@@ -128,7 +129,7 @@ static inline uint64_t hash_slot(const struct tlsf *t, uint64_t addr)
 static int hash_grow(struct tlsf *t)
 {
     uint64_t n = (t->hash_mask + 1) * 2;
-    struct tlsf_block **h = calloc(n, sizeof *h);
+    struct tlsf_block **h = cf_host_zalloc(n * sizeof *h);
     if (h == NULL) return -1;
     struct tlsf_block **old = t->hash;
     uint64_t old_n = t->hash_mask + 1;
@@ -142,7 +143,7 @@ static int hash_grow(struct tlsf *t)
             h[s] = b;
         }
     }
-    free(old);
+    cf_host_free(old, old_n * sizeof *old);
     return 0;
 }
 
@@ -193,7 +194,7 @@ int tlsf_init(struct tlsf *t)
 {
     memset(t, 0, sizeof *t);
     t->hash_mask = 1023;
-    t->hash = calloc(t->hash_mask + 1, sizeof *t->hash);
+    t->hash = cf_host_zalloc((t->hash_mask + 1) * sizeof *t->hash);
     return t->hash ? 0 : -1;
 }
 
@@ -201,11 +202,11 @@ void tlsf_destroy(struct tlsf *t)
 {
     while (t->slabs) {
         struct tlsf_slab *next = t->slabs->next;
-        free(t->slabs);
+        cf_host_free(t->slabs, sizeof *t->slabs);
         t->slabs = next;
     }
-    free(t->hash);
-    free(t->regions);
+    if (t->hash) cf_host_free(t->hash, (t->hash_mask + 1) * sizeof *t->hash);
+    if (t->regions) cf_host_free(t->regions, t->region_cap * sizeof *t->regions);
     memset(t, 0, sizeof *t);
 }
 
@@ -214,8 +215,12 @@ int tlsf_add_region(struct tlsf *t, uint64_t addr, uint64_t size)
     if (size < TLSF_ALIGN || (addr | size) & (TLSF_ALIGN - 1)) return -1;
     if (t->nregions == t->region_cap) {
         uint32_t cap = t->region_cap ? t->region_cap * 2 : 8;
-        struct tlsf_region *r = realloc(t->regions, cap * sizeof *r);
+        struct tlsf_region *r = cf_host_zalloc(cap * sizeof *r);
         if (r == NULL) return -1;
+        if (t->regions) {
+            memcpy(r, t->regions, t->nregions * sizeof *r);
+            cf_host_free(t->regions, t->region_cap * sizeof *r);
+        }
         t->regions = r;
         t->region_cap = cap;
     }

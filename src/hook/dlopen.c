@@ -3,6 +3,7 @@
  * libcuda skip our exported wrappers. That cannot be undone from here; it is
  * reported once. The call itself reaches libc by a tail jump (hook/tailjump.h),
  * so dlopen still sees the program as its caller. */
+#include "hook/real.h"
 #include "hook/tailjump.h"
 #include "util/log.h"
 
@@ -26,6 +27,7 @@ static dlopen_fn find_real_dlopen(void)
 void *cf_dlopen_target(const char *file, int flags) __attribute__((used));
 void *cf_dlopen_target(const char *file, int flags)
 {
+    __atomic_add_fetch(&cf_dlopen_generation, 1, __ATOMIC_RELEASE);
     if ((flags & RTLD_DEEPBIND) && file != NULL)
         cf_warn_once("deepbind",
                      "%s is loaded with RTLD_DEEPBIND: CUDA calls it makes through its own "

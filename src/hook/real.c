@@ -131,6 +131,19 @@ static struct cf_driver drv;
 static const struct cf_driver unresolved; /* all NULL: what callers see meanwhile */
 enum { DRV_NONE, DRV_RESOLVING, DRV_DONE };
 static int drv_state;
+unsigned cf_dlopen_generation;
+static unsigned tried_generation = ~0u, calls_since_try;
+
+/* A failed resolution is cheap to repeat only in appearance: dlopen(RTLD_NOLOAD)
+ * and dlerror() allocate. libcuda can only appear through a dlopen, so retry when
+ * the dlopen entry has seen one since the last try -- and, for loads that bypass
+ * it, every 4096th call. */
+static bool worth_retrying(void)
+{
+    unsigned gen = __atomic_load_n(&cf_dlopen_generation, __ATOMIC_ACQUIRE);
+    if (gen != __atomic_load_n(&tried_generation, __ATOMIC_RELAXED)) return true;
+    return (__atomic_add_fetch(&calls_since_try, 1, __ATOMIC_RELAXED) & 4095) == 0;
+}
 
 static bool resolve_driver(struct cf_driver *d)
 {
@@ -156,11 +169,13 @@ const struct cf_driver *cf_driver(void)
     if (st == DRV_DONE) return &drv;
     int expect = DRV_NONE;
     /* No waiting for a concurrent resolver: it may hold the loader lock we would need. */
-    if (st == DRV_RESOLVING ||
+    if (st == DRV_RESOLVING || !worth_retrying() ||
         !__atomic_compare_exchange_n(&drv_state, &expect, DRV_RESOLVING, false, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE))
         return &unresolved;
+    unsigned gen = __atomic_load_n(&cf_dlopen_generation, __ATOMIC_ACQUIRE);
     bool ok = resolve_driver(&drv);
+    if (!ok) __atomic_store_n(&tried_generation, gen, __ATOMIC_RELAXED);
     __atomic_store_n(&drv_state, ok ? DRV_DONE : DRV_NONE, __ATOMIC_RELEASE);
     return ok ? &drv : &unresolved;
 }

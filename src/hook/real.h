@@ -62,5 +62,8 @@ struct cf_driver {
     PFN_cuDeviceGetDefaultMemPool_v11020 cuDeviceGetDefaultMemPool;
 };
 const struct cf_driver *cf_driver(void);
+/* Bumped by the dlopen entry point before each dlopen: cf_driver() retries a
+ * failed resolution only after one. */
+extern unsigned cf_dlopen_generation;
 
 #endif

@@ -153,6 +153,7 @@ struct cf_device_stats {
     uint64_t requested_live, granted_live; /* for internal (rounding) waste */
     uint64_t peak_requested, peak_granted;
     uint64_t last_sample_ns; /* rate limit of the footprint samples */
+    uint64_t live_at_last_sample; /* a peak this much higher is sampled at once */
 };
 
 /* sizes: bin = floor(log2(size)); lifetimes: bin = floor(log2(ns)) and bytes are

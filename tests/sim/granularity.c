@@ -60,6 +60,20 @@ int main(void)
     CHECK_CU(cuMemFree(b));
     CHECK_EQ(sim_free_mem(), free0);
 
+    /* A block freed and asked for again gets its address back (as on an
+     * H200), small or large. */
+    CHECK_CU(cuMemAlloc(&a, 4 * MiB));
+    CHECK_CU(cuMemAlloc(&b, 1));
+    CUdeviceptr a0 = a, b0 = b;
+    CHECK_CU(cuMemFree(a));
+    CHECK_CU(cuMemFree(b));
+    CHECK_CU(cuMemAlloc(&a, 4 * MiB));
+    CHECK_CU(cuMemAlloc(&b, 1));
+    CHECK_EQ(a, a0);
+    CHECK_EQ(b, b0);
+    CHECK_CU(cuMemFree(a));
+    CHECK_CU(cuMemFree(b));
+
     /* Zero bytes is an error, as on real drivers; so is a double free. */
     CHECK_EQ(cuMemAlloc(&a, 0), CUDA_ERROR_INVALID_VALUE);
     CHECK_CU(cuMemAlloc(&a, 100));
@@ -78,7 +92,7 @@ int main(void)
     struct simcuda_stats st = sim_stats(0);
     CHECK_EQ(st.pages_total, 8192);
     CHECK_EQ(st.pages_used, 0);
-    CHECK_EQ(st.alloc_calls, 64 + 3 + 2 + 1 + 1);
+    CHECK_EQ(st.alloc_calls, 64 + 3 + 2 + 4 + 1 + 1);
     CHECK_EQ(st.free_calls, st.alloc_calls);
     return 0;
 }

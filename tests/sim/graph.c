@@ -45,16 +45,20 @@ int main(void)
     CHECK_CU(cuStreamSynchronize(s));
     CHECK_EQ(host[0], 5);
     CHECK_EQ(host[15], 5);
+    /* As on an H200, one 32 MiB chunk backs the 3 MiB allocation; it stays
+     * reserved after the free node ran. */
     CHECK_EQ(gattr(CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT), 0);
-    CHECK_EQ(gattr(CU_GRAPH_MEM_ATTR_USED_MEM_HIGH), 4 * MiB);
-    CHECK_EQ(gattr(CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT), 4 * MiB);
-    CHECK_EQ(sim_free_mem(), free0 - 4 * MiB);
+    CHECK_EQ(gattr(CU_GRAPH_MEM_ATTR_USED_MEM_HIGH), 32 * MiB);
+    CHECK_EQ(gattr(CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT), 32 * MiB);
+    CHECK_EQ(sim_free_mem(), free0 - 32 * MiB);
+    CHECK_EQ(sim_stats(0).graph_reserved, 32 * MiB);
 
-    /* Relaunching reuses the reserved memory. */
+    /* Relaunching reuses the backing; a trim gives it back. */
     CHECK_CU(cuGraphLaunch(exec, s));
     CHECK_CU(cuStreamSynchronize(s));
-    CHECK_EQ(gattr(CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH), 4 * MiB);
+    CHECK_EQ(gattr(CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH), 32 * MiB);
     CHECK_CU(cuDeviceGraphMemTrim(0));
+    CHECK_EQ(gattr(CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT), 0);
     CHECK_EQ(gattr(CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT), 0);
     CHECK_EQ(sim_free_mem(), free0);
     cuuint64_t zero = 0;
@@ -63,29 +67,38 @@ int main(void)
     CHECK_CU(cuGraphExecDestroy(exec));
     CHECK_CU(cuGraphDestroy(g));
 
-    /* An explicit alloc node without a free node: the memory outlives the
-     * launch until the program frees it. */
+    /* Explicit alloc nodes without free nodes: small ones share a chunk, a
+     * large one gets its own; the memory outlives the launch until the
+     * program frees it, and stays reserved until a trim. */
     CUgraph g2;
     CHECK_CU(cuGraphCreate(&g2, 0));
-    CUDA_MEM_ALLOC_NODE_PARAMS ap;
-    memset(&ap, 0, sizeof ap);
-    ap.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
-    ap.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    ap.poolProps.location.id = 0;
-    ap.bytesize = 1 * MiB;
+    CUDA_MEM_ALLOC_NODE_PARAMS ap[3];
+    size_t sizes[3] = {1 * MiB, 20 * MiB, 40 * MiB};
     CUgraphNode node;
-    CHECK_CU(cuGraphAddMemAllocNode(&node, g2, NULL, 0, &ap));
-    CHECK_NE(ap.dptr, 0);
+    for (int i = 0; i < 3; i++) {
+        memset(&ap[i], 0, sizeof ap[i]);
+        ap[i].poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+        ap[i].poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        ap[i].poolProps.location.id = 0;
+        ap[i].bytesize = sizes[i];
+        CHECK_CU(cuGraphAddMemAllocNode(&node, g2, NULL, 0, &ap[i]));
+        CHECK_NE(ap[i].dptr, 0);
+    }
     CUgraphExec exec2;
     CHECK_CU(cuGraphInstantiate(&exec2, g2, 0));
     CHECK_CU(cuGraphLaunch(exec2, s));
-    CHECK_EQ(gattr(CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT), 2 * MiB);
+    CHECK_EQ(gattr(CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT), 72 * MiB);
+    CHECK_EQ(gattr(CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT), 72 * MiB);
     CHECK_EQ(cuGraphLaunch(exec2, s), CUDA_ERROR_INVALID_VALUE); /* still allocated */
     CHECK_CU(cuGraphExecDestroy(exec2));
     CHECK_CU(cuGraphDestroy(g2));
-    CHECK_CU(cuMemsetD8(ap.dptr, 1, 1 * MiB));
-    CHECK_CU(cuMemFree(ap.dptr));
+    CHECK_CU(cuMemsetD8(ap[0].dptr, 1, 1 * MiB));
+    for (int i = 0; i < 3; i++)
+        CHECK_CU(cuMemFree(ap[i].dptr));
     CHECK_EQ(gattr(CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT), 0);
+    CHECK_EQ(gattr(CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT), 72 * MiB);
+    CHECK_CU(cuDeviceGraphMemTrim(0));
+    CHECK_EQ(gattr(CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT), 0);
     CHECK_EQ(sim_free_mem(), free0);
 
     /* Synchronizing a capturing stream fails and invalidates the capture. */

@@ -1,9 +1,12 @@
 /* Graphs with memory nodes, and stream capture. An allocation node owns a
- * VA range from the start (its address is fixed when the node is created)
- * and takes physical pages from the graph memory pool when the graph is
- * launched; the pages stay with the node's range, counted as reserved, until
- * cuDeviceGraphMemTrim or the graph's destruction. Other captured work is
- * kept as queued operations and replayed in node order at each launch. */
+ * VA range from the start (its address is fixed when the node is created).
+ * At launch it is backed from the graph memory pool, which holds physical
+ * memory in chunks of at least 32 MiB (an H200 reports 32 MiB used and
+ * reserved for a single 3 MiB graph allocation) shared by the allocations
+ * it backs. "Used" is the size of the chunks that back a live allocation;
+ * the backing stays with a freed allocation, reserved, until
+ * cuDeviceGraphMemTrim. Other captured work is kept as queued operations
+ * and replayed in node order at each launch. */
 #include "sim.h"
 
 #include <stdlib.h>
@@ -15,12 +18,25 @@
 
 enum gnode_kind { GN_OP, GN_ALLOC, GN_FREE, GN_EMPTY };
 
+#define GRAPH_CHUNK ((size_t)32 << 20)
+
+/* Physical memory of the graph pool. */
+struct gchunk {
+    struct sim_device *dev;
+    struct sim_phys phys;
+    size_t size, taken;
+    unsigned users;      /* backed allocations */
+    unsigned live_users; /* of which allocated now */
+    struct gchunk *next;
+};
+
 struct galloc {
     int refs; /* nodes (in graphs and executables) naming it */
     struct sim_region *region;
     size_t request;
-    int backed; /* holds physical pages */
-    int live;   /* allocated by a launch and not yet freed */
+    struct gchunk *chunk; /* backing, or NULL */
+    size_t bytes;         /* taken from the chunk */
+    int live;             /* allocated by a launch and not yet freed */
     struct galloc *next;
 };
 
@@ -47,9 +63,10 @@ struct gexec {
 };
 
 static struct galloc *gallocs;
+static struct gchunk *gchunks;
 static unsigned long long next_capture_id = 1;
 
-/* ---- graph allocations ---- */
+/* ---- graph allocations and the graph memory pool ---- */
 
 static struct galloc *galloc_new(struct sim_device *d, size_t size)
 {
@@ -71,18 +88,17 @@ static struct galloc *galloc_new(struct sim_device *d, size_t size)
 
 static void galloc_unback(struct galloc *ga)
 {
-    struct sim_device *d = ga->region->dev;
-    sim_phys_free(d, &ga->region->phys);
-    ga->region->has_phys = 0;
-    ga->backed = 0;
-    d->graph_reserved -= ga->region->size;
+    struct gchunk *c = ga->chunk;
+    c->taken -= ga->bytes;
+    c->users--;
+    ga->chunk = NULL;
     sim_discard(ga->region->base, ga->region->size);
 }
 
 static void galloc_put(struct galloc *ga)
 {
     if (--ga->refs > 0 || ga->live) return;
-    if (ga->backed) galloc_unback(ga);
+    if (ga->chunk) galloc_unback(ga);
     for (struct galloc **pp = &gallocs; *pp; pp = &(*pp)->next) {
         if (*pp == ga) {
             *pp = ga->next;
@@ -93,41 +109,75 @@ static void galloc_put(struct galloc *ga)
     free(ga);
 }
 
+/* Backing of freed allocations goes back, then chunks nobody uses. */
 static void graph_trim(struct sim_device *d)
 {
     for (struct galloc *ga = gallocs; ga; ga = ga->next)
-        if (ga->region->dev == d && ga->backed && !ga->live) galloc_unback(ga);
+        if (ga->region->dev == d && ga->chunk && !ga->live) galloc_unback(ga);
+    for (struct gchunk **pp = &gchunks; *pp;) {
+        struct gchunk *c = *pp;
+        if (c->dev != d || c->users > 0) {
+            pp = &c->next;
+            continue;
+        }
+        *pp = c->next;
+        d->graph_reserved -= c->size;
+        sim_phys_free(d, &c->phys);
+        free(c);
+    }
+}
+
+static struct gchunk *gchunk_new(struct sim_device *d, size_t bytes)
+{
+    size_t size = bytes < GRAPH_CHUNK ? GRAPH_CHUNK : bytes;
+    uint32_t n = (uint32_t)(size / SIM_PAGE);
+    struct gchunk *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    if (n > d->npages || sim_phys_alloc(d, n, &c->phys) != 0) {
+        graph_trim(d);
+        if (n > d->npages || sim_phys_alloc(d, n, &c->phys) != 0) {
+            free(c);
+            return NULL;
+        }
+    }
+    c->dev = d;
+    c->size = size;
+    c->next = gchunks;
+    gchunks = c;
+    d->graph_reserved += size;
+    if (d->graph_reserved > d->graph_reserved_high) d->graph_reserved_high = d->graph_reserved;
+    return c;
 }
 
 static CUresult galloc_launch(struct galloc *ga)
 {
-    struct sim_region *r = ga->region;
-    struct sim_device *d = r->dev;
+    struct sim_device *d = ga->region->dev;
     if (ga->live) return CUDA_ERROR_INVALID_VALUE;
-    if (!ga->backed) {
-        uint32_t n = (uint32_t)(r->size / SIM_PAGE);
-        if (sim_phys_alloc(d, n, &r->phys) != 0) {
-            graph_trim(d);
-            if (sim_phys_alloc(d, n, &r->phys) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
-        }
-        r->has_phys = 1;
-        ga->backed = 1;
-        d->graph_reserved += r->size;
-        if (d->graph_reserved > d->graph_reserved_high) d->graph_reserved_high = d->graph_reserved;
+    if (!ga->chunk) {
+        size_t bytes = ga->region->size;
+        struct gchunk *c;
+        for (c = gchunks; c; c = c->next)
+            if (c->dev == d && c->size - c->taken >= bytes) break;
+        if (!c && !(c = gchunk_new(d, bytes))) return CUDA_ERROR_OUT_OF_MEMORY;
+        c->taken += bytes;
+        c->users++;
+        ga->chunk = c;
+        ga->bytes = bytes;
     }
     ga->live = 1;
-    d->graph_used += r->size;
-    if (d->graph_used > d->graph_used_high) d->graph_used_high = d->graph_used;
+    if (ga->chunk->live_users++ == 0) {
+        d->graph_used += ga->chunk->size;
+        if (d->graph_used > d->graph_used_high) d->graph_used_high = d->graph_used;
+    }
     d->alloc_calls++;
     return CUDA_SUCCESS;
 }
 
 static void galloc_free(struct galloc *ga)
 {
-    struct sim_device *d = ga->region->dev;
     ga->live = 0;
-    d->graph_used -= ga->region->size;
-    d->free_calls++;
+    if (--ga->chunk->live_users == 0) ga->region->dev->graph_used -= ga->chunk->size;
+    ga->region->dev->free_calls++;
     if (ga->refs == 0) {
         ga->refs = 1;
         galloc_put(ga);

@@ -29,6 +29,7 @@ struct chunk {
     struct sim_pool *pool;
     unsigned pending_ops; /* queued frees that still name this chunk */
     size_t avail;         /* bytes in free or pending segments */
+    size_t max_free;      /* no free or pending segment is longer */
     struct seg *segs;
     struct chunk *prev, *next;
 };
@@ -173,6 +174,7 @@ static struct chunk *chunk_new(struct sim_pool *p, size_t size)
     c->pool = p;
     c->segs = s;
     c->avail = size;
+    c->max_free = size;
     chunk_push(&p->open, c);
     p->reserved += size;
     if (p->reserved > p->reserved_high) p->reserved_high = p->reserved;
@@ -232,8 +234,11 @@ static CUresult pool_alloc(struct sim_pool *p, size_t size, struct sim_stream *s
     struct chunk *c;
     struct seg *s = NULL;
     for (c = p->open; c && !s; c = s ? c : c->next) {
+        if (c->avail < need || c->max_free < need) continue;
+        size_t longest = 0;
         for (s = c->segs; s && !seg_usable(p, s, st, need); s = s->next)
-            ;
+            if (s->state != SEG_USED && s->len > longest) longest = s->len;
+        if (!s) c->max_free = longest;
     }
     if (!s) {
         c = chunk_new(p, size <= SIM_SMALL_MAX ? SIM_POOL_CHUNK : SIM_ROUND_UP(size, SIM_PAGE));
@@ -283,7 +288,9 @@ CUresult sim_pool_free_now(struct sim_region *r, uintptr_t addr)
     c->pool->used -= s->request;
     c->pool->dev->free_calls++;
     chunk_account(c->pool, c, 0, s->len);
+    struct seg *keep = s->prev && s->prev->state == SEG_FREE ? s->prev : s;
     seg_coalesce(s);
+    if (keep->len > c->max_free) c->max_free = keep->len;
     return CUDA_SUCCESS;
 }
 
@@ -302,6 +309,7 @@ void sim_pool_free_done(void *chunk, size_t off, size_t len, struct sim_stream *
             s->stream = NULL;
             struct seg *keep = s->prev && s->prev->state == SEG_FREE ? s->prev : s;
             seg_coalesce(s);
+            if (keep->len > c->max_free) c->max_free = keep->len;
             n = keep->next;
         }
         s = n;
@@ -316,6 +324,7 @@ static CUresult pool_free_async(struct sim_region *r, uintptr_t addr, struct sim
     struct sim_op *op = sim_op_new(SIM_OP_POOLFREE);
     if (!op) return CUDA_ERROR_OUT_OF_MEMORY;
     s->state = SEG_PENDING;
+    if (s->len > c->max_free) c->max_free = s->len;
     s->stream = st;
     chunk_account(c->pool, c, 0, s->len);
     c->pool->used -= s->request;

@@ -1,7 +1,7 @@
 /* Internal model of the simulated CUDA driver: devices, physical pages,
- * VA ranges, streams, pools, VMM handles and graphs. Every public entry point
- * takes sim_lock() for its whole duration, so the model itself needs no
- * finer locking. Compiled with __CUDA_API_VERSION_INTERNAL so that cuda.h
+ * VA ranges, streams, pools, VMM handles and graphs. Every entry point that
+ * reads or changes shared state holds sim_lock() for its whole duration, so
+ * the model itself needs no finer locking. Compiled with __CUDA_API_VERSION_INTERNAL so that cuda.h
  * declares both the legacy and the _v2/_ptsz/_ptds names we export. */
 #ifndef SIM_DRIVER_SIM_H
 #define SIM_DRIVER_SIM_H
@@ -73,7 +73,7 @@ struct sim_device {
     size_t va_size;
     uint32_t va_units;
     struct sim_region **unit_owner; /* per VA unit */
-    uint32_t va_hint;               /* first unit to look at (next fit start) */
+    uint32_t va_hint;               /* no unit below it is free */
     struct sim_region *small_pages;
     struct sim_pool *default_pool;
     struct sim_pool *current_pool;

@@ -14,20 +14,16 @@ static int units_free(struct sim_device *d, uint32_t first, uint32_t n)
     return 1;
 }
 
-/* Next fit from the last placement, so freed VA is not handed out again at
- * once (as on real GPUs, which keeps stale pointers from aliasing new blocks
- * in the common case). */
+/* First fit, as an H200 does: a block freed and asked for again gets its
+ * old address back. va_hint is the lowest unit that may be free. */
 static int find_units(struct sim_device *d, uint32_t n, uint32_t align, uint32_t *out)
 {
-    for (int pass = 0; pass < 2; pass++) {
-        uint32_t start = pass == 0 ? d->va_hint : 0;
-        uint32_t end = pass == 0 ? d->va_units : d->va_hint;
-        for (uint32_t i = SIM_ROUND_UP(start, align); i + (uint64_t)n <= d->va_units && i < end;
-             i += align) {
-            if (!units_free(d, i, n)) continue;
-            *out = i;
-            return 0;
-        }
+    while (d->va_hint < d->va_units && d->unit_owner[d->va_hint])
+        d->va_hint++;
+    for (uint32_t i = SIM_ROUND_UP(d->va_hint, align); i + (uint64_t)n <= d->va_units; i += align) {
+        if (!units_free(d, i, n)) continue;
+        *out = i;
+        return 0;
     }
     return -1;
 }
@@ -54,7 +50,6 @@ struct sim_region *sim_region_new(struct sim_device *d, enum sim_region_kind kin
     r->phys.first = SIM_NO_RUN;
     for (uint32_t i = 0; i < n; i++)
         d->unit_owner[first + i] = r;
-    d->va_hint = first + n;
     return r;
 }
 
@@ -70,6 +65,7 @@ void sim_region_free(struct sim_region *r)
     uint32_t n = (uint32_t)(r->size / SIM_PAGE);
     for (uint32_t i = 0; i < n; i++)
         d->unit_owner[first + i] = NULL;
+    if (first < d->va_hint) d->va_hint = first;
     if (r->has_phys) sim_phys_free(d, &r->phys);
     sim_discard(r->base, r->size);
     free(r->slot_start);
