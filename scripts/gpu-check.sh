@@ -44,7 +44,9 @@ copy_built() {
     cp -L "$lib" "$GPU_DIR/libcudafrag.so"
     cli=$(find "$stage" -type f -name cudafrag -perm -u+x -print -quit 2>/dev/null)
     [ -n "$cli" ] || cli="$build/src/cli/cudafrag"
-    [ -x "$cli" ] && cp -L "$cli" "$GPU_DIR/cudafrag"
+    # The command looks for the library one directory above its own.
+    mkdir -p "$GPU_DIR/bin"
+    [ -x "$cli" ] && cp -L "$cli" "$GPU_DIR/bin/cudafrag"
     for w in $WORKLOADS; do
         wl=$(find "$stage" -type f -name "cudafrag-demo-$w" -print -quit 2>/dev/null)
         [ -n "$wl" ] || wl="$build/tests/workloads/cudafrag-demo-$w"
@@ -105,7 +107,8 @@ print_versions() {
 }
 
 # run_case NAME MODE PROFILED [VAR=VALUE...] -- COMMAND...
-# PROFILED=1 preloads cudafrag with its report going to $REPORTS/NAME.MODE-<pid>.
+# PROFILED=1 preloads cudafrag with its report going to $REPORTS/NAME.MODE-<pid>;
+# PROFILED=cli only sets the report's destination: the command preloads cudafrag.
 run_case() {
     local name=$1 mode=$2 profiled=$3
     shift 3
@@ -117,9 +120,11 @@ run_case() {
     shift
     if [ -n "$ONLY" ] && ! [[ $name =~ $ONLY ]]; then return; fi
     local tag="$name.$mode"
+    if [ "$profiled" != 0 ]; then
+        envs+=("CUDAFRAG_OUTPUT=$REPORTS/$tag-%p" "CUDAFRAG_STDERR=0")
+    fi
     if [ "$profiled" = 1 ]; then
-        envs+=("LD_PRELOAD=$GPU_DIR/libcudafrag.so" "CUDAFRAG_OUTPUT=$REPORTS/$tag-%p"
-            "CUDAFRAG_STDERR=0")
+        envs+=("LD_PRELOAD=$GPU_DIR/libcudafrag.so")
     fi
     local t0 t1 rc
     t0=$(date +%s.%N)
@@ -146,6 +151,9 @@ run_workloads() {
     for w in $WORKLOADS; do
         run_three "$w" "$GPU_DIR/cudafrag-demo-$w"
     done
+    # The cudafrag command finds the library itself (one directory above it).
+    run_case video_pipeline cli cli -- "$GPU_DIR/bin/cudafrag" run -- \
+        "$GPU_DIR/cudafrag-demo-video_pipeline"
     run_three alloc_static "$GPU_DIR/alloc_static"
     run_three alloc_static_shared "$GPU_DIR/alloc_static_shared"
     run_case vmm_driver native 0 -- "$GPU_DIR/vmm_driver"
@@ -269,7 +277,7 @@ def base_mode(mode):
     """The unprofiled configuration a run belongs to: "no-cache+arena" -> "no-cache";
     the plain workload modes "cudafrag" and "arena" -> "native"."""
     mode = mode.split("+")[0]
-    return "native" if mode in ("cudafrag", "arena") else mode
+    return "native" if mode in ("cudafrag", "arena", "cli") else mode
 
 
 # A run's output is compared with the program's first run; when it differs, also with
@@ -278,8 +286,12 @@ def base_mode(mode):
 first, native = {}, {}
 table = [("workload", "mode", "exit", "output same?", "key counts", "peak live",
           "peak footprint", "time")]
-for line in open(rows_path):
-    name, mode, rc, secs, profiled = line.rstrip("\n").split("\t")
+rows = [line.rstrip("\n").split("\t") for line in open(rows_path)]
+order = {}
+for r in rows:
+    order.setdefault(r[0], len(order))
+# Runs of one program together, in the order they ran.
+for name, mode, rc, secs, profiled in sorted(rows, key=lambda r: order[r[0]]):
     tag = name + "." + mode
     key = output_key(tag)
     if profiled == "0":
@@ -293,11 +305,11 @@ for line in open(rows_path):
         same = "no output"
     elif key == first[name]:
         same = "same"
-    elif key == native.get((name, base_mode(mode))) and profiled == "1":
+    elif key == native.get((name, base_mode(mode))) and profiled != "0":
         same = "same as " + base_mode(mode)
     else:
         same = "DIFF"
-    if profiled == "1":
+    if profiled != "0":
         counts, live, foot = report_columns(tag)
     else:
         counts, live, foot = (torch_peaks(tag) if name == "torch" else "-"), "-", "-"

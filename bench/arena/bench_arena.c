@@ -2,7 +2,10 @@
  * blocks (host-only TLSF and the full arena on whatever libcuda.so.1 is
  * loaded), thread scaling, the driver's own calls for comparison, and the
  * mapped/live ratio of a synthetic workload replayed on the shadow model.
- * Prints tables; numbers are per pair unless noted. */
+ * Prints tables; numbers are per pair unless noted. --trace, --trace-arena and
+ * --trace-async replay a transformer training trace instead (see
+ * replay_trace) and print peak mapped / peak live; --threads and --shadow run
+ * the thread scaling table or the random shadow workload alone. */
 #include "arena/arena.h"
 #include "arena/shadow.h"
 #include "arena/tlsf.h"
@@ -274,6 +277,125 @@ static void shadow_ratio(void)
     free(addr);
 }
 
+/* ---- trace replay: a transformer training loop ---- */
+
+#define TRACE_LAYERS 12
+#define TRACE_STEPS  55
+#define TRACE_D      1024
+#define TRACE_BATCH  8
+/* Activations a layer keeps for backward, in units of seq x batch x d floats:
+ * qkv, attention output, projection, MLP hidden (4 d), MLP output. */
+static const int trace_acts[] = {3, 1, 1, 4, 1};
+#define TRACE_ACTS (int)(sizeof trace_acts / sizeof trace_acts[0])
+
+struct replay {
+    const char *name;
+    void (*alloc)(uint64_t *handle, uint64_t size);
+    void (*free)(uint64_t handle);
+};
+
+static uint64_t shadow_next = 0x1000;
+static void shadow_alloc_fn(uint64_t *h, uint64_t size)
+{
+    cf_shadow_alloc(*h = shadow_next++, size, 0);
+}
+static void shadow_free_fn(uint64_t h)
+{
+    cf_shadow_free(h);
+}
+
+static CUstream trace_stream; /* NULL: synchronous frees */
+static void arena_alloc_fn(uint64_t *h, uint64_t size)
+{
+    CUdeviceptr p = 0;
+    if (cf_arena_alloc(&p, size, trace_stream, trace_stream != NULL, NULL) != CUDA_SUCCESS) p = 0;
+    *h = p;
+}
+static void arena_free_fn(uint64_t h)
+{
+    if (h) cf_arena_free(h, trace_stream, trace_stream != NULL);
+}
+
+/* Weights live throughout; per step a random sequence length (128-1024) sets
+ * the activation sizes, allocated forward layer by layer and freed backward in
+ * reverse order, with one gradient buffer per activation alive while its layer
+ * runs backward (what a framework's autograd does). */
+static void replay_trace(const struct replay *r)
+{
+    uint64_t dd = (uint64_t)TRACE_D * TRACE_D * 4;
+    uint64_t weights[TRACE_LAYERS][4], acts[TRACE_LAYERS][TRACE_ACTS];
+    for (int l = 0; l < TRACE_LAYERS; l++) {
+        r->alloc(&weights[l][0], 3 * dd);
+        r->alloc(&weights[l][1], dd);
+        r->alloc(&weights[l][2], 4 * dd);
+        r->alloc(&weights[l][3], 4 * dd);
+    }
+    for (int step = 0; step < TRACE_STEPS; step++) {
+        uint64_t seq = 128 + rnd() % (1024 - 128 + 1);
+        uint64_t unit = seq * TRACE_BATCH * TRACE_D * 4;
+        for (int l = 0; l < TRACE_LAYERS; l++)
+            for (int a = 0; a < TRACE_ACTS; a++)
+                r->alloc(&acts[l][a], (uint64_t)trace_acts[a] * unit);
+        for (int l = TRACE_LAYERS - 1; l >= 0; l--) {
+            uint64_t grads[TRACE_ACTS];
+            for (int a = TRACE_ACTS - 1; a >= 0; a--)
+                r->alloc(&grads[a], (uint64_t)trace_acts[a] * unit);
+            for (int a = TRACE_ACTS - 1; a >= 0; a--) {
+                r->free(grads[a]);
+                r->free(acts[l][a]);
+            }
+        }
+    }
+    for (int l = 0; l < TRACE_LAYERS; l++)
+        for (int w = 0; w < 4; w++)
+            r->free(weights[l][w]);
+}
+
+static void print_trace(const char *what, const struct cf_arena_stats *s)
+{
+    printf("%-40s peak live %8.1f MiB  peak mapped %8.1f MiB  ratio %.3f  driver calls %llu "
+           "(%.4f per allocation)\n",
+           what, s->peak_live / 1048576.0, s->peak_mapped / 1048576.0,
+           (double)s->peak_mapped / (double)s->peak_live, (unsigned long long)s->driver_calls,
+           (double)s->driver_calls / (double)s->allocs_served);
+}
+
+/* --trace: the shadow model; --trace-arena / --trace-async: the arena on the
+ * loaded driver with synchronous or same-stream stream-ordered frees. One
+ * replay per process, so the peaks are the trace's own. */
+static int trace_main(const char *mode)
+{
+    struct cf_arena_stats st;
+    if (strcmp(mode, "--trace") == 0) {
+        setenv("CUDAFRAG_SHADOW", "1", 1);
+        cf_config_reload();
+        cf_shadow_reset();
+        replay_trace(&(struct replay){"shadow", shadow_alloc_fn, shadow_free_fn});
+        cf_arena_get_stats(NULL, &st);
+        print_trace("transformer trace, shadow model", &st);
+        return 0;
+    }
+    setenv("CUDAFRAG_ARENA", "1", 1);
+    setenv("CUDAFRAG_ARENA_ASYNC", "1", 1);
+    cf_config_reload();
+    CUdevice dev;
+    if (cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&dev, 0) != CUDA_SUCCESS ||
+        cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS ||
+        cuCtxSetCurrent(ctx) != CUDA_SUCCESS || !cf_arena_enabled()) {
+        printf("no CUDA device: arena trace skipped\n");
+        return 0;
+    }
+    bool async = strcmp(mode, "--trace-async") == 0;
+    if (async && cuStreamCreate(&trace_stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) return 1;
+    replay_trace(&(struct replay){"arena", arena_alloc_fn, arena_free_fn});
+    cuCtxSynchronize();
+    cf_arena_get_stats(&st, NULL);
+    print_trace(async ? "transformer trace, arena, stream-ordered frees"
+                      : "transformer trace, arena, synchronous frees",
+                &st);
+    return st.ooms != 0;
+}
+
 static void print_row(const char *what, struct dist a, struct dist b)
 {
     printf("%-34s %9.1f %9.1f %9.1f %9.1f %8.2fx\n", what, a.p50, a.p99, b.p50, b.p99,
@@ -282,7 +404,13 @@ static void print_row(const char *what, struct dist a, struct dist b)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strncmp(argv[1], "--trace", 7) == 0) return trace_main(argv[1]);
     quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    bool threads_only = argc > 1 && strcmp(argv[1], "--threads") == 0;
+    if (argc > 1 && strcmp(argv[1], "--shadow") == 0) {
+        shadow_ratio();
+        return 0;
+    }
     printf("%-34s %9s %9s %9s %9s %9s\n", "alloc+free pair (ns)", "1k p50", "1k p99", "100k p50",
            "100k p99", "growth");
     print_row("TLSF host-only, pair", tlsf_pairs(1000), tlsf_pairs(100000));
@@ -299,6 +427,10 @@ int main(int argc, char **argv)
         cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS || !cf_arena_enabled()) {
         printf("no CUDA device: arena rows skipped\n");
         shadow_ratio();
+        return 0;
+    }
+    if (threads_only) {
+        thread_scaling(false);
         return 0;
     }
     print_row("arena, sync pair", arena_pairs(1000, false, NULL), arena_pairs(100000, false, NULL));

@@ -7,6 +7,7 @@
 #include "arena/shadow.h"
 #include "config/config.h"
 #include "hook/real.h"
+#include "util/export.h"
 #include "util/log.h"
 
 #include <string.h>
@@ -15,8 +16,15 @@
 /* devs[device][part]; part 0's state is the device's, nparts[device] parts are in use. */
 static struct cf_dev_arena devs[CF_ARENA_MAX_DEVICES][CF_ARENA_PARTS];
 static unsigned nparts[CF_ARENA_MAX_DEVICES];
-static unsigned next_slot; /* threads take parts round-robin */
-static __thread unsigned tl_slot = UINT32_MAX;
+static struct cf_dev_totals totals[CF_ARENA_MAX_DEVICES];
+/* Parts are handed out lazily: every thread starts on part 0 and moves to a
+ * part of its own only once it found its part's lock taken, so a program
+ * whose threads do not allocate concurrently keeps all its memory in one part
+ * (each part maps its own granules: spreading a small program over 16 parts
+ * would leave 16 partly used edges mapped). */
+static unsigned parts_used = 1;
+static __thread unsigned tl_slot;
+__thread bool cf_arena_contended;
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static int arena_state; /* CF_DEV_UNTRIED / READY / FAILED: the arena as a whole */
 
@@ -63,7 +71,7 @@ static uint64_t ticks_to_ns(uint64_t t)
 
 uint64_t cf_arena_slack(const struct cf_dev_arena *d)
 {
-    unsigned used = __atomic_load_n(&next_slot, __ATOMIC_RELAXED);
+    unsigned used = __atomic_load_n(&parts_used, __ATOMIC_RELAXED);
     unsigned n = nparts[d->bk.dev];
     if (used > n) used = n;
     uint64_t slack = cf_opt_size(CF_OPT_ARENA_SLACK), share = slack / (used ? used : 1);
@@ -146,11 +154,13 @@ static CUresult start_parts(CUdevice dev, CUcontext ctx)
     unsigned n = CF_ARENA_PARTS;
     CUresult rc = cf_dev_start(&devs[dev][0], dev, ctx, &n);
     if (rc != CUDA_SUCCESS) return rc;
+    devs[dev][0].tot = &totals[dev];
     for (unsigned k = 1; k < n; k++) {
         if (cf_dev_start_part(&devs[dev][k], &devs[dev][0], k) != 0) {
             n = k; /* host memory ran out: fewer parts still work */
             break;
         }
+        devs[dev][k].tot = &totals[dev];
         devs[dev][k].state = CF_DEV_READY;
     }
     nparts[dev] = n;
@@ -191,7 +201,6 @@ static struct cf_dev_arena *current_arena(void)
     if (drv->cuCtxGetDevice(&dev) != CUDA_SUCCESS || dev < 0 || dev >= CF_ARENA_MAX_DEVICES)
         return NULL;
     if (!device_ready(dev) && start_device(dev, ctx) == NULL) return NULL;
-    if (tl_slot == UINT32_MAX) tl_slot = __atomic_fetch_add(&next_slot, 1, __ATOMIC_RELAXED);
     tl_ctx = ctx;
     tl_arena = &devs[dev][tl_slot % nparts[dev]];
     return tl_arena;
@@ -203,6 +212,19 @@ void cf_arena_reclaim_device(const struct cf_dev_arena *d)
     for (unsigned k = 0; k < nparts[dev]; k++) {
         cf_dev_drain(&devs[dev][k]);
         cf_dev_trim(&devs[dev][k], true);
+    }
+}
+
+void cf_arena_trim_device_for_peak(struct cf_dev_arena *d, uint64_t need)
+{
+    cf_dev_trim_for_peak(d, need, need);
+    int dev = (int)d->bk.dev;
+    for (unsigned k = 0; k < nparts[dev]; k++) {
+        struct cf_dev_arena *other = &devs[dev][k];
+        if (other == d) continue;
+        uint64_t mapped = __atomic_load_n(&d->tot->mapped, __ATOMIC_RELAXED);
+        if (mapped + need <= __atomic_load_n(&d->tot->peak_mapped, __ATOMIC_RELAXED)) break;
+        cf_dev_trim_for_peak(other, need, 0);
     }
 }
 
@@ -242,6 +264,19 @@ bool cf_arena_async_enabled(void)
     return cf_opt_bool(CF_OPT_ARENA_ASYNC) && cf_arena_enabled();
 }
 
+/* The thread met another one on its part's lock: give it a part of its own
+ * while unused ones remain, else move it to the next part in use. */
+static void move_part(const struct cf_dev_arena *d)
+{
+    unsigned used = __atomic_load_n(&parts_used, __ATOMIC_RELAXED);
+    if (used < nparts[d->bk.dev] && __atomic_compare_exchange_n(&parts_used, &used, used + 1, false,
+                                                                __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        tl_slot = used;
+    else
+        tl_slot = (tl_slot + 1) % (used < nparts[d->bk.dev] ? used : nparts[d->bk.dev]);
+    tl_ctx = NULL; /* the next allocation looks its part up again */
+}
+
 CUresult cf_arena_alloc(CUdeviceptr *out, uint64_t size, CUstream stream, bool async,
                         uint64_t *granted)
 {
@@ -253,6 +288,10 @@ CUresult cf_arena_alloc(CUdeviceptr *out, uint64_t size, CUstream stream, bool a
     if (d == NULL) return CUDA_ERROR_NOT_SUPPORTED;
     struct tlsf_block *b = NULL;
     CUresult rc = cf_dev_alloc(d, size, stream, async, &b);
+    if (CF_UNLIKELY(cf_arena_contended)) {
+        cf_arena_contended = false;
+        move_part(d);
+    }
     if (rc == CUDA_SUCCESS) {
         *out = (CUdeviceptr)b->addr;
         if (granted) *granted = b->size;
@@ -300,8 +339,6 @@ static void add_device(struct cf_arena_stats *s, struct cf_dev_arena *d, double 
 {
     cf_dev_lock(d);
     s->vmm = s->vmm || d->bk.vmm;
-    s->peak_live += d->peak_live;
-    s->peak_mapped += d->peak_mapped;
     s->reserved_now += d->bk.vmm ? d->bk.reserve : d->bk.chunks_bytes;
     s->peak_reserved += d->bk.vmm ? d->bk.reserve : d->peak_mapped;
     s->mapped_now += cf_dev_mapped(d);
@@ -331,6 +368,9 @@ void cf_arena_get_stats(struct cf_arena_stats *arena, struct cf_arena_stats *sha
             arena->active = true;
             for (unsigned k = 0; k < nparts[i]; k++)
                 add_device(arena, &devs[i][k], &frag_peak);
+            /* The device's concurrent peaks, not the sum of its parts' peaks. */
+            arena->peak_live += __atomic_load_n(&totals[i].peak_live, __ATOMIC_RELAXED);
+            arena->peak_mapped += __atomic_load_n(&totals[i].peak_mapped, __ATOMIC_RELAXED);
         }
     }
     if (shadow) cf_shadow_stats(shadow);

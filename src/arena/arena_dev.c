@@ -93,12 +93,21 @@ static void note_mapped(struct cf_dev_arena *d)
     }
 }
 
+/* Growing by size would lift the device's mapped high-water mark. */
+static bool raises_peak(const struct cf_dev_arena *d, uint64_t size)
+{
+    uint64_t need = (size + d->bk.granule - 1) & ~(d->bk.granule - 1);
+    return __atomic_load_n(&d->tot->mapped, __ATOMIC_RELAXED) + need >
+           __atomic_load_n(&d->tot->peak_mapped, __ATOMIC_RELAXED);
+}
+
 /* Under lock: b leaves the TLSF for the application. */
 static void hand_out(struct cf_dev_arena *d, struct tlsf_block *b)
 {
     d->live += b->size;
     if (d->live > d->peak_live) d->peak_live = d->live;
     d->allocs++;
+    cf_totals_add(&d->tot->live, &d->tot->peak_live, (int64_t)b->size);
 }
 
 /* Take a block that needs no new backing, or NULL. With may_grow, also one
@@ -108,7 +117,7 @@ static struct tlsf_block *take(struct cf_dev_arena *d, uint64_t size, CUstream s
 {
     struct tlsf_block *b = NULL;
     *unmapped = false;
-    cf_dev_lock(d);
+    cf_dev_lock_noting(d);
     if (async && d->pending.count) b = cf_dev_reuse_same_stream(d, size, stream);
     if (b == NULL && (b = tlsf_alloc(&d->tlsf, size)) != NULL) {
         if (d->bk.vmm) {
@@ -142,6 +151,7 @@ static CUresult map_block(struct cf_dev_arena *d, struct tlsf_block *b)
         if (rc != CUDA_SUCCESS) break;
         cf_dev_lock(d);
         cf_gmap_set_mapped(&d->bk.gmap, run, bytes);
+        cf_totals_add(&d->tot->mapped, &d->tot->peak_mapped, (int64_t)bytes);
         d->granules_mapped += bytes / d->bk.granule;
         note_mapped(d);
         cf_dev_unlock(d);
@@ -170,6 +180,7 @@ static CUresult add_chunk(struct cf_dev_arena *d, uint64_t size)
             rc = CUDA_ERROR_OUT_OF_MEMORY;
         } else {
             d->bk.chunks_bytes += got;
+            cf_totals_add(&d->tot->mapped, &d->tot->peak_mapped, (int64_t)got);
             note_mapped(d);
         }
         cf_dev_unlock(d);
@@ -191,6 +202,11 @@ static CUresult grow_alloc(struct cf_dev_arena *d, uint64_t size, CUstream strea
     struct tlsf_block *b = take(d, size, stream, async, true, &unmapped);
     if (b && !unmapped) return *out = b, CUDA_SUCCESS;
     if (b) {
+        /* b's granules are held now, so trimming cannot take them. */
+        cf_dev_lock(d);
+        uint64_t need = cf_gmap_unmapped_bytes(&d->bk.gmap, b->addr, b->size);
+        cf_dev_unlock(d);
+        cf_arena_trim_device_for_peak(d, need);
         CUresult rc = map_block(d, b);
         if (rc == CUDA_SUCCESS) *out = b;
         return rc;
@@ -204,12 +220,15 @@ static CUresult grow_alloc(struct cf_dev_arena *d, uint64_t size, CUstream strea
 }
 
 /* A device synchronisation to get back a few small blocks costs more than
- * backing a new granule once, which then serves many allocations. */
+ * backing a new granule once, which then serves many allocations -- unless
+ * the growth would raise the peak footprint: memory freed but waiting for a
+ * synchronisation must not make the arena larger than the program ever
+ * needed (peaks rise rarely, so these synchronisations stay rare). */
 static bool worth_draining(struct cf_dev_arena *d, uint64_t size)
 {
     cf_dev_lock(d);
     uint64_t back = d->quarantine.bytes + d->pending.bytes;
-    bool yes = back >= size && back >= QUARANTINE_MIN_BYTES;
+    bool yes = (back >= size && back >= QUARANTINE_MIN_BYTES) || (back && raises_peak(d, size));
     cf_dev_unlock(d);
     return yes;
 }
@@ -284,6 +303,7 @@ CUresult cf_dev_free(struct cf_dev_arena *d, uint64_t addr, CUstream stream, boo
     }
     tlsf_unpublish(&d->tlsf, b);
     d->live -= b->size;
+    cf_totals_add(&d->tot->live, NULL, -(int64_t)b->size);
     d->frees++;
     if (async) {
         cf_dev_unlock(d);

@@ -20,8 +20,9 @@
 
 #define CF_ARENA_MAX_DEVICES 16
 /* Parts per device: each has its own lock, TLSF and range of the device's
- * reservation; threads are spread over them so that they do not share the
- * allocator's cache lines (see docs/arena.md, thread scaling). */
+ * reservation; threads that meet on a part's lock are spread over them so that
+ * they do not share the allocator's cache lines (see docs/arena.md, thread
+ * scaling); threads that never meet stay in one part. */
 #define CF_ARENA_PARTS 16
 
 /* A recorded position of a stream: an event shared by the pending blocks of
@@ -41,11 +42,33 @@ struct cf_blist {
 
 enum { CF_DEV_UNTRIED = 0, CF_DEV_READY = 1, CF_DEV_FAILED = -1 };
 
+/* A device's true concurrent figures, shared by its parts (atomics): summing
+ * the parts' own peaks would overstate them, since the parts peak at
+ * different times. */
+struct cf_dev_totals {
+    uint64_t live, peak_live, mapped, peak_mapped;
+};
+
+static inline void cf_totals_raise(uint64_t *peak, uint64_t now)
+{
+    uint64_t old = __atomic_load_n(peak, __ATOMIC_RELAXED);
+    while (now > old &&
+           !__atomic_compare_exchange_n(peak, &old, now, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
+}
+
+static inline void cf_totals_add(uint64_t *now, uint64_t *peak, int64_t delta)
+{
+    uint64_t v = __atomic_add_fetch(now, (uint64_t)delta, __ATOMIC_RELAXED);
+    if (delta > 0) cf_totals_raise(peak, v);
+}
+
 struct cf_dev_arena {
     int state;    /* CF_DEV_*, atomic */
     int draining; /* a cf_dev_drain is running, atomic */
     pthread_mutex_t lock, grow;
     struct cf_backing bk;
+    struct cf_dev_totals *tot; /* the device's, shared by its parts */
     struct tlsf tlsf;
     /* Synchronous frees wait here for a device-wide synchronisation. */
     struct cf_blist quarantine;
@@ -53,7 +76,8 @@ struct cf_dev_arena {
      * cf_mark recorded on it once another stream may want the block, else 0). */
     struct cf_blist pending;
     struct cf_mark *idle_marks;
-    uint64_t trim_floor; /* excess a trim could not give back: retrigger only above it */
+    uint64_t trim_floor;  /* excess a trim could not give back: retrigger only above it */
+    uint64_t peak_pinned; /* excess the last trim for the peak left: all pinned */
     /* statistics (under lock) */
     uint64_t live, peak_live, peak_mapped, frag_sampled_at;
     double frag_at_peak;
@@ -64,6 +88,17 @@ struct cf_dev_arena {
 
 static inline void cf_dev_lock(struct cf_dev_arena *d)
 {
+    pthread_mutex_lock(&d->lock);
+}
+
+/* Set when the calling thread found its part's lock taken at an allocation
+ * (arena.c then moves the thread to another part). */
+extern __thread bool cf_arena_contended;
+
+static inline void cf_dev_lock_noting(struct cf_dev_arena *d)
+{
+    if (pthread_mutex_trylock(&d->lock) == 0) return;
+    cf_arena_contended = true;
     pthread_mutex_lock(&d->lock);
 }
 
@@ -107,12 +142,20 @@ struct cf_mark *cf_dev_mark_get(struct cf_dev_arena *d);
 void cf_dev_mark_put(struct cf_dev_arena *d, struct cf_mark *m); /* under lock */
 /* Give back idle mapped memory beyond the slack (force: all of it). */
 void cf_dev_trim(struct cf_dev_arena *d, bool force);
+/* Before mapping need more bytes: give back idle chunks of part d so that
+ * the device's mapped peak does not rise while idle memory could make room.
+ * credit: bytes d's TLSF counts as used that are not mapped yet (the block
+ * about to be backed, when d is its part; else 0). */
+void cf_dev_trim_for_peak(struct cf_dev_arena *d, uint64_t need, uint64_t credit);
 /* Whether a trim is due (under lock). */
 bool cf_dev_trim_due(const struct cf_dev_arena *d);
 
 /* ---- arena.c ---- */
 /* Drain and trim every part of d's device (out of memory). */
 void cf_arena_reclaim_device(const struct cf_dev_arena *d);
+/* cf_dev_trim_for_peak on d (which holds the block to back), then on the
+ * other parts of its device while the peak would still rise. */
+void cf_arena_trim_device_for_peak(struct cf_dev_arena *d, uint64_t need);
 /* Make d's context current for the duration; returns the one to restore. */
 CUcontext cf_arena_ctx_enter(const struct cf_dev_arena *d);
 void cf_arena_ctx_leave(CUcontext prev);

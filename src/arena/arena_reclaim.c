@@ -314,10 +314,17 @@ static bool drain_now(struct cf_dev_arena *d)
     return rc == CUDA_SUCCESS;
 }
 
+/* Mapped bytes no held block uses. credit: held bytes not mapped yet (a
+ * block about to be backed), which the TLSF counts as used. */
+static uint64_t excess_with(const struct cf_dev_arena *d, uint64_t credit)
+{
+    uint64_t mapped = cf_dev_mapped(d) + credit;
+    return mapped > d->tlsf.used_bytes ? mapped - d->tlsf.used_bytes : 0;
+}
+
 static uint64_t excess(const struct cf_dev_arena *d)
 {
-    uint64_t mapped = cf_dev_mapped(d);
-    return mapped > d->tlsf.used_bytes ? mapped - d->tlsf.used_bytes : 0;
+    return excess_with(d, 0);
 }
 
 bool cf_dev_trim_due(const struct cf_dev_arena *d)
@@ -326,16 +333,16 @@ bool cf_dev_trim_due(const struct cf_dev_arena *d)
 }
 
 /* VMM: one pass; unmaps up to TRIM_BATCH idle chunks from the top down until
- * the excess is at most half the slack (hysteresis). Returns chunks released. */
-static int trim_vmm_pass(struct cf_dev_arena *d, bool force)
+ * the excess is at most target. Returns chunks released. */
+static int trim_vmm_pass(struct cf_dev_arena *d, uint64_t target, uint64_t credit)
 {
     uint64_t addrs[TRIM_BATCH], sizes[TRIM_BATCH], cursor = UINT64_MAX;
     int n = 0;
     cf_dev_lock(d);
-    uint64_t target = force ? 0 : cf_arena_slack(d) / 2;
-    while (n < TRIM_BATCH && excess(d) > target &&
+    while (n < TRIM_BATCH && excess_with(d, credit) > target &&
            cf_gmap_next_idle_chunk(&d->bk.gmap, &cursor, &addrs[n], &sizes[n])) {
         cf_gmap_set_unmapped(&d->bk.gmap, addrs[n]);
+        cf_totals_add(&d->tot->mapped, NULL, -(int64_t)sizes[n]);
         d->granules_unmapped += sizes[n] / d->bk.granule;
         n++;
     }
@@ -346,18 +353,18 @@ static int trim_vmm_pass(struct cf_dev_arena *d, bool force)
 }
 
 /* Fallback: cuMemFree chunks that are wholly free. */
-static int trim_chunks_pass(struct cf_dev_arena *d, bool force)
+static int trim_chunks_pass(struct cf_dev_arena *d, uint64_t target)
 {
     uint64_t addrs[TRIM_BATCH], sizes[TRIM_BATCH];
     int n = 0;
     cf_dev_lock(d);
-    uint64_t target = force ? 0 : cf_arena_slack(d) / 2;
     for (uint32_t i = d->tlsf.nregions; i-- > 0 && n < TRIM_BATCH && excess(d) > target;) {
         uint64_t addr = d->tlsf.regions[i].addr, size = tlsf_remove_region(&d->tlsf, addr);
         if (size == 0) continue;
         addrs[n] = addr;
         sizes[n++] = size;
         d->bk.chunks_bytes -= size;
+        cf_totals_add(&d->tot->mapped, NULL, -(int64_t)size);
     }
     cf_dev_unlock(d);
     CUcontext prev = n ? cf_arena_ctx_enter(d) : NULL;
@@ -370,12 +377,42 @@ static int trim_chunks_pass(struct cf_dev_arena *d, bool force)
 void cf_dev_trim(struct cf_dev_arena *d, bool force)
 {
     pthread_mutex_lock(&d->grow);
-    while ((d->bk.vmm ? trim_vmm_pass(d, force) : trim_chunks_pass(d, force)) == TRIM_BATCH)
+    /* Hysteresis: down to 7/8 of the slack, so the next trim is an eighth of
+     * it away. Trims only run after a drain or a poll (batches), so a narrow
+     * band does not mean a trim per free; a wide one (half, as before) made a
+     * program whose working set swings past the slack unmap and map again half
+     * the slack per swing (video_pipeline: 27 k driver calls instead of 12 k). */
+    uint64_t target = force ? 0 : cf_arena_slack(d) / 8 * 7;
+    while ((d->bk.vmm ? trim_vmm_pass(d, target, 0) : trim_chunks_pass(d, target)) == TRIM_BATCH)
         ;
     cf_dev_lock(d);
     /* What is left is pinned by live blocks: do not rescan until it grows by a slack. */
     uint64_t left = excess(d);
     d->trim_floor = !force && left > cf_arena_slack(d) ? left : 0;
     cf_dev_unlock(d);
+    pthread_mutex_unlock(&d->grow);
+}
+
+void cf_dev_trim_for_peak(struct cf_dev_arena *d, uint64_t need, uint64_t credit)
+{
+    if (!d->bk.vmm) return;
+    pthread_mutex_lock(&d->grow);
+    cf_dev_lock(d);
+    uint64_t mapped = __atomic_load_n(&d->tot->mapped, __ATOMIC_RELAXED);
+    uint64_t peak = __atomic_load_n(&d->tot->peak_mapped, __ATOMIC_RELAXED);
+    uint64_t over = mapped + need > peak ? mapped + need - peak : 0;
+    uint64_t ex = excess_with(d, credit);
+    /* Nothing idle can exist below a granule of excess, and an excess that a
+     * previous scan found pinned is not scanned again until it changes. */
+    bool scan = over && ex >= d->bk.granule && ex != d->peak_pinned;
+    uint64_t target = ex > over ? ex - over : 0;
+    cf_dev_unlock(d);
+    if (scan) {
+        while (trim_vmm_pass(d, target, credit) == TRIM_BATCH)
+            ;
+        cf_dev_lock(d);
+        d->peak_pinned = excess_with(d, credit);
+        cf_dev_unlock(d);
+    }
     pthread_mutex_unlock(&d->grow);
 }

@@ -64,12 +64,27 @@ bool cf_gmap_next_unmapped(const struct cf_gmap *g, uint64_t addr, uint64_t size
     while (lo < hi && granule_mapped(g, lo))
         lo++;
     if (lo == hi) return false;
-    uint64_t n = 1;
-    while (lo + n < hi && n < CF_GMAP_CHUNK_MAX && !granule_mapped(g, lo + n))
+    uint64_t n = 1, max = cf_gmap_chunk_granules(g);
+    while (lo + n < hi && n < max && !granule_mapped(g, lo + n))
         n++;
     *run_addr = g->base + (lo << g->shift);
     *run_bytes = n << g->shift;
     return true;
+}
+
+uint64_t cf_gmap_unmapped_bytes(const struct cf_gmap *g, uint64_t addr, uint64_t size)
+{
+    uint64_t lo, hi, n = 0;
+    span(g, addr, size, &lo, &hi);
+    for (uint64_t i = lo; i < hi; i++)
+        n += !granule_mapped(g, i);
+    return n << g->shift;
+}
+
+uint64_t cf_gmap_chunk_granules(const struct cf_gmap *g)
+{
+    uint64_t n = (g->peak_bytes >> g->shift) / 16;
+    return n < 1 ? 1 : n > CF_GMAP_CHUNK_MAX ? CF_GMAP_CHUNK_MAX : n;
 }
 
 void cf_gmap_set_mapped(struct cf_gmap *g, uint64_t run_addr, uint64_t run_bytes)
@@ -79,6 +94,7 @@ void cf_gmap_set_mapped(struct cf_gmap *g, uint64_t run_addr, uint64_t run_bytes
         g->head[i] = (uint32_t)lo;
     g->len[lo] = (uint8_t)n;
     g->mapped_bytes += run_bytes;
+    if (g->mapped_bytes > g->peak_bytes) g->peak_bytes = g->mapped_bytes;
     if (lo + n > g->hi) g->hi = lo + n;
 }
 

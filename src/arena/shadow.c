@@ -63,9 +63,28 @@ static void note_mapped(struct shadow_dev *s)
     s->frag_at_peak = cf_gmap_ext_frag(&s->gmap, s->tlsf.regions[0].first);
 }
 
+static void unmap_chunk(struct shadow_dev *s, uint64_t addr, uint64_t bytes)
+{
+    cf_gmap_set_unmapped(&s->gmap, addr);
+    s->granules_unmapped += bytes / CF_BACKING_GRANULE;
+    s->chunks_unmapped++;
+}
+
+/* The arena's policy before growing: the mapped peak does not rise while idle
+ * chunks could make room (b itself is already held, so it stays). */
+static void trim_for_peak(struct shadow_dev *s, const struct tlsf_block *b)
+{
+    uint64_t need = cf_gmap_unmapped_bytes(&s->gmap, b->addr, b->size);
+    uint64_t cursor = UINT64_MAX, addr, bytes;
+    while (s->gmap.mapped_bytes + need > s->peak_mapped &&
+           cf_gmap_next_idle_chunk(&s->gmap, &cursor, &addr, &bytes))
+        unmap_chunk(s, addr, bytes);
+}
+
 static void map_block(struct shadow_dev *s, const struct tlsf_block *b)
 {
     uint64_t run, bytes;
+    trim_for_peak(s, b);
     while (cf_gmap_next_unmapped(&s->gmap, b->addr, b->size, &run, &bytes)) {
         cf_gmap_set_mapped(&s->gmap, run, bytes);
         s->granules_mapped += bytes / CF_BACKING_GRANULE;
@@ -80,17 +99,14 @@ static uint64_t excess(const struct shadow_dev *s)
 }
 
 /* The arena's policy: past the slack, unmap idle chunks from the top down to
- * half the slack; what stays pinned raises the next trigger. */
+ * 7/8 of the slack; what stays pinned raises the next trigger. */
 static void maybe_trim(struct shadow_dev *s)
 {
     uint64_t slack = cf_opt_size(CF_OPT_ARENA_SLACK);
     if (s->gmap.mapped_bytes < s->tlsf.used_bytes || excess(s) <= slack + s->trim_floor) return;
     uint64_t cursor = UINT64_MAX, addr, bytes;
-    while (excess(s) > slack / 2 && cf_gmap_next_idle_chunk(&s->gmap, &cursor, &addr, &bytes)) {
-        cf_gmap_set_unmapped(&s->gmap, addr);
-        s->granules_unmapped += bytes / CF_BACKING_GRANULE;
-        s->chunks_unmapped++;
-    }
+    while (excess(s) > slack / 8 * 7 && cf_gmap_next_idle_chunk(&s->gmap, &cursor, &addr, &bytes))
+        unmap_chunk(s, addr, bytes);
     s->trim_floor = excess(s) > slack ? excess(s) : 0;
 }
 

@@ -5,6 +5,7 @@
  * so dlopen still sees the program as its caller. */
 #include "hook/real.h"
 #include "hook/tailjump.h"
+#include "util/export.h"
 #include "util/log.h"
 
 #include <dlfcn.h>
@@ -13,7 +14,7 @@
 typedef void *(*dlopen_fn)(const char *, int);
 static dlopen_fn real_dlopen;
 
-static dlopen_fn find_real_dlopen(void)
+CF_NO_SANITIZE static dlopen_fn find_real_dlopen(void)
 {
     dlopen_fn f = __atomic_load_n(&real_dlopen, __ATOMIC_ACQUIRE);
     if (f) return f;
@@ -25,7 +26,7 @@ static dlopen_fn find_real_dlopen(void)
 }
 
 void *cf_dlopen_target(const char *file, int flags) __attribute__((used));
-void *cf_dlopen_target(const char *file, int flags)
+CF_NO_SANITIZE void *cf_dlopen_target(const char *file, int flags)
 {
     __atomic_add_fetch(&cf_dlopen_generation, 1, __ATOMIC_RELEASE);
     if ((flags & RTLD_DEEPBIND) && file != NULL)

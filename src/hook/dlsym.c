@@ -11,6 +11,8 @@
 #include "hook/symbols.h"
 #include "hook/tailjump.h"
 
+#include "util/export.h"
+
 #include <dlfcn.h>
 
 static void *dlsym_on_handle(void *handle, const char *name)
@@ -25,7 +27,7 @@ static void *dlsym_on_handle(void *handle, const char *name)
 
 /* Where the dlsym entry continues. */
 void *cf_dlsym_target(void *handle, const char *name) __attribute__((used));
-void *cf_dlsym_target(void *handle, const char *name)
+CF_NO_SANITIZE void *cf_dlsym_target(void *handle, const char *name)
 {
     if (handle == RTLD_NEXT || handle == RTLD_DEFAULT) return cf_real_dlsym_fn();
     return (void *)dlsym_on_handle;

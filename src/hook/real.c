@@ -3,6 +3,7 @@
  * dynamic loader may call into us (through dlsym) while it is still starting
  * libcuda, and libcuda itself calls dlsym. */
 #include "hook/real.h"
+#include "util/export.h"
 
 #include <dlfcn.h>
 #include <stdbool.h>
@@ -15,7 +16,7 @@ static void *libcuda_handle;
 
 /* dlvsym is not interposed, so it is the way to reach libc's dlsym without
  * recursing into our own override. */
-static dlsym_fn find_real_dlsym(void)
+CF_NO_SANITIZE static dlsym_fn find_real_dlsym(void)
 {
     dlsym_fn f = __atomic_load_n(&real_dlsym, __ATOMIC_ACQUIRE);
     if (f) return f;
@@ -26,7 +27,7 @@ static dlsym_fn find_real_dlsym(void)
     return f;
 }
 
-void *cf_real_dlsym_fn(void)
+CF_NO_SANITIZE void *cf_real_dlsym_fn(void)
 {
     return (void *)find_real_dlsym();
 }

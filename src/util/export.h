@@ -5,4 +5,7 @@
 #define CF_EXPORT __attribute__((visibility("default")))
 #define CF_LIKELY(x) __builtin_expect(!!(x), 1)
 #define CF_UNLIKELY(x) __builtin_expect(!!(x), 0)
+/* For code that a sanitizer runtime reaches through our dlsym/dlopen entries while
+ * it initializes itself, before its shadow memory exists (sanitizer builds only). */
+#define CF_NO_SANITIZE __attribute__((no_sanitize("address", "undefined")))
 #endif

@@ -49,14 +49,33 @@ static void fragmentation_at_peak(void)
     CHECK_EQ(s.frees_served, 2);
     /* Free inside mapped memory: A (1 MiB), C (1 MiB), 9..10 MiB (1 MiB). */
     CHECK(s.ext_frag_at_peak > 2.0 / 3.0 - 1e-9 && s.ext_frag_at_peak < 2.0 / 3.0 + 1e-9);
-    /* reserve + 3 chunks x (create, map, set access) */
-    CHECK_EQ(s.driver_calls, 1 + 3 * 3);
+    /* Below 32 MiB mapped a chunk is one granule: reserve + 5 chunks x
+     * (create, map, set access). */
+    CHECK_EQ(s.driver_calls, 1 + 3 * 5);
     CHECK_EQ(s.peak_reserved, CF_SHADOW_DEFAULT_RESERVE);
     /* Below the slack nothing is given back. */
     cf_shadow_free(0x2000);
     s = stats();
     CHECK_EQ(s.mapped_now, 10 * MiB);
     CHECK_EQ(s.granules_unmapped, 0);
+}
+
+/* Growth that would raise the mapped peak first gives back idle granules,
+ * even below the slack. */
+static void peak_protection(void)
+{
+    configure("64M", "0", "1");
+    for (uint64_t i = 0; i < 4; i++)
+        cf_shadow_alloc(0x1000 + i, 2 * MiB, 0); /* granules 0..3 */
+    cf_shadow_free(0x1000);
+    cf_shadow_free(0x1001); /* granules 0, 1 idle, kept: below the slack */
+    CHECK_EQ(stats().mapped_now, 8 * MiB);
+    cf_shadow_alloc(0x2000, 6 * MiB, 0); /* the 4 MiB hole is too small: at 8 MiB */
+    struct cf_arena_stats s = stats();
+    CHECK_EQ(s.granules_unmapped, 2);
+    CHECK_EQ(s.mapped_now, 10 * MiB);
+    CHECK_EQ(s.peak_mapped, 10 * MiB); /* 14 MiB without giving back the hole */
+    CHECK_EQ(s.live_now, 10 * MiB);
 }
 
 /* Slack 0: a granule is unmapped as soon as no block touches it. */
@@ -104,6 +123,7 @@ static void limits_and_switch(void)
 int main(void)
 {
     fragmentation_at_peak();
+    peak_protection();
     trimming();
     limits_and_switch();
     return 0;

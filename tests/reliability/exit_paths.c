@@ -1,0 +1,99 @@
+/* Leaves the process one way per mode, after making CUDA allocations of known
+ * size (two of three left live). A second thread keeps allocating and freeing
+ * through the hooks so that exits and signals can land while it is inside one.
+ * Modes ending in "-busy" leave it running at the exit; the others stop it first,
+ * so the report's numbers are exact. */
+#include "check.h"
+
+#include <cuda_runtime_api.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define LIVE_BYTES (2u << 20)
+
+static volatile bool stop;
+/* Read at run time so the compiler cannot see the fault coming. */
+static int *volatile no_memory;
+
+static void *churn(void *arg)
+{
+    (void)arg;
+    CHECK_CU(cudaSetDevice(0));
+    while (!stop) {
+        void *p;
+        CHECK_CU(cudaMalloc(&p, 4096));
+        CHECK_CU(cudaFree(p));
+    }
+    return NULL;
+}
+
+/* A real bus error: touching a mapped page past the end of its file. */
+static void bus_error(void)
+{
+    char path[] = "/tmp/cudafrag-busXXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    unlink(path);
+    volatile char *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    CHECK(m != MAP_FAILED);
+    m[0] = 1;
+}
+
+static void wait_here(const char *ready)
+{
+    int fd = open(ready, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    CHECK(fd >= 0);
+    CHECK_EQ(write(fd, "1", 1), 1);
+    close(fd);
+    for (;;)
+        pause();
+}
+
+static int leave(const char *how, const char *arg)
+{
+    if (strcmp(how, "exit") == 0) exit(3);
+    if (strcmp(how, "_exit") == 0) _exit(4);
+    if (strcmp(how, "_Exit") == 0) _Exit(5);
+    if (strcmp(how, "abort") == 0) abort();
+    if (strcmp(how, "segv") == 0) *no_memory = 1;
+    if (strcmp(how, "bus") == 0) bus_error();
+    if (strcmp(how, "term") == 0) kill(getpid(), SIGTERM);
+    if (strcmp(how, "int") == 0) kill(getpid(), SIGINT);
+    if (strcmp(how, "wait") == 0 && arg) wait_here(arg);
+    return 100;
+}
+
+int main(int argc, char **argv)
+{
+    CHECK(argc >= 2);
+    char how[32];
+    snprintf(how, sizeof how, "%s", argv[1]);
+    char *busy = strstr(how, "-busy");
+    if (busy) *busy = '\0';
+
+    void *keep[2], *gone;
+    CHECK_CU(cudaSetDevice(0));
+    CHECK_CU(cudaMalloc(&keep[0], LIVE_BYTES / 2));
+    CHECK_CU(cudaMalloc(&keep[1], LIVE_BYTES / 2));
+    CHECK_CU(cudaMalloc(&gone, 12345));
+    CHECK_CU(cudaFree(gone));
+
+    pthread_t th;
+    CHECK_EQ(pthread_create(&th, NULL, churn, NULL), 0);
+    usleep(20000); /* let the churn thread reach the hooks */
+    if (!busy) {
+        stop = true;
+        CHECK_EQ(pthread_join(th, NULL), 0);
+    }
+    if (strcmp(how, "return") == 0) return 7;
+    int rc = leave(how, argc > 2 ? argv[2] : NULL);
+    /* Signals are delivered before kill returns; getting here is a failure. */
+    fprintf(stderr, "still running after '%s'\n", argv[1]);
+    stop = true;
+    return rc;
+}
