@@ -206,6 +206,14 @@ static struct cf_dev_arena *current_arena(void)
     return tl_arena;
 }
 
+void cf_arena_stream_destroyed(CUstream stream)
+{
+    for (int i = 0; i < CF_ARENA_MAX_DEVICES; i++)
+        if (device_ready(i))
+            for (unsigned k = 0; k < nparts[i]; k++)
+                cf_dev_stamp_stream(&devs[i][k], stream);
+}
+
 void cf_arena_reclaim_device(const struct cf_dev_arena *d)
 {
     int dev = (int)d->bk.dev;

@@ -25,6 +25,10 @@ bool cf_arena_owns(CUdeviceptr ptr);
 /* Free an arena block. async: stream-ordered free on stream. */
 CUresult cf_arena_free(CUdeviceptr ptr, CUstream stream, bool async);
 
+/* The application is about to destroy a stream: the arena stops referring to it
+ * (called by the stream-destroy hooks before the real call). */
+void cf_arena_stream_destroyed(CUstream stream);
+
 /* Native runs: feed the host-only shadow model (no CUDA calls). */
 void cf_shadow_alloc(uint64_t addr, uint64_t size, int device);
 void cf_shadow_free(uint64_t addr);

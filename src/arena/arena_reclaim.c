@@ -416,3 +416,37 @@ void cf_dev_trim_for_peak(struct cf_dev_arena *d, uint64_t need, uint64_t credit
     }
     pthread_mutex_unlock(&d->grow);
 }
+
+/* The application is about to destroy `stream`: blocks it freed on that stream
+ * and that still wait for their mark get it now, while the handle is valid
+ * (stamping later would pass a dead handle to the driver). One event covers
+ * them all; blocks that cannot be marked wait for a device synchronisation. */
+void cf_dev_stamp_stream(struct cf_dev_arena *d, CUstream stream)
+{
+    struct cf_blist batch = {0};
+    cf_dev_lock(d);
+    for (struct tlsf_block *b = d->pending.head, *next; b; b = next) {
+        next = b->link_next;
+        if (b->user[0] != (uintptr_t)stream || b->user[1]) continue;
+        cf_blist_remove(&d->pending, b);
+        cf_blist_push(&batch, b);
+    }
+    cf_dev_unlock(d);
+    if (batch.head == NULL) return;
+    CUcontext prev = cf_arena_ctx_enter(d);
+    struct cf_mark *share = NULL;
+    for (struct tlsf_block *b = batch.head; b; b = b->link_next) {
+        bool marked = stamp(d, b, share);
+        /* A new stream may get the same handle: it is not ordered after this one. */
+        b->user[0] = UINTPTR_MAX;
+        if (marked && share == NULL) share = (struct cf_mark *)b->user[1];
+    }
+    cf_arena_ctx_leave(prev);
+    cf_dev_lock(d);
+    while (batch.head) {
+        struct tlsf_block *b = batch.head;
+        cf_blist_remove(&batch, b);
+        cf_blist_push(b->user[1] ? &d->pending : &d->quarantine, b);
+    }
+    cf_dev_unlock(d);
+}

@@ -148,9 +148,21 @@ static bool stream_capturing(CUstream stream, bool ptsz)
     return st != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
+/* The device of an application stream (stream-ordered allocations come from the
+ * stream's device); the current one for the default streams. */
+static int stream_device(CUstream stream)
+{
+    const struct cf_driver *d = cf_driver();
+    CUdevice dev;
+    if (stream == NULL || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD ||
+        d->cuStreamGetDevice == NULL || d->cuStreamGetDevice(stream, &dev) != CUDA_SUCCESS)
+        return current_device();
+    return dev;
+}
+
 void cf_async_target(CUstream stream, bool ptsz, uint64_t pool, struct cf_async_target *t)
 {
-    t->device = current_device();
+    t->device = stream_device(stream);
     t->capturing = stream_capturing(stream, ptsz);
     t->pool = pool;
     t->is_default = false;

@@ -106,6 +106,7 @@ static const struct {
     DRV(cuMemPoolGetAttribute, "cuMemPoolGetAttribute", 11020),
     DRV(cuDeviceGetGraphMemAttribute, "cuDeviceGetGraphMemAttribute", 11040),
     DRV(cuStreamIsCapturing, "cuStreamIsCapturing", 10000),
+    DRV(cuStreamGetDevice, "cuStreamGetDevice", 12080),
     DRV(cuStreamSynchronize, "cuStreamSynchronize", 2000),
     DRV(cuCtxSynchronize, "cuCtxSynchronize", 2000),
     DRV(cuEventCreate, "cuEventCreate", 2000),

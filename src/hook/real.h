@@ -41,6 +41,7 @@ struct cf_driver {
     PFN_cuMemPoolGetAttribute_v11020 cuMemPoolGetAttribute;
     PFN_cuDeviceGetGraphMemAttribute_v11040 cuDeviceGetGraphMemAttribute;
     PFN_cuStreamIsCapturing_v10000 cuStreamIsCapturing;
+    PFN_cuStreamGetDevice_v12080 cuStreamGetDevice;
     PFN_cuStreamSynchronize_v2000 cuStreamSynchronize;
     PFN_cuCtxSynchronize_v2000 cuCtxSynchronize;
     PFN_cuEventCreate_v2000 cuEventCreate;

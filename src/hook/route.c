@@ -3,6 +3,7 @@
 #include "hook/route.h"
 
 #include "arena/arena.h"
+#include "hook/real.h"
 
 #include <errno.h>
 
@@ -43,6 +44,8 @@ bool cf_route_alloc_async(enum cf_api api, uint64_t *out, uint64_t size, CUstrea
                           const struct cf_async_target *t)
 {
     if (size == 0 || !t->is_default || t->capturing || !cf_arena_async_enabled()) return false;
+    CUdevice cur;
+    if (cf_driver()->cuCtxGetDevice(&cur) != CUDA_SUCCESS || (int)cur != t->device) return false;
     int saved = errno;
     CUdeviceptr p = 0;
     uint64_t granted = 0;

@@ -33,7 +33,7 @@
                                             X(cuMemAddressFree, cuMemAddressFree) X(               \
                                                 cuGraphAddMemAllocNode, cuGraphAddMemAllocNode)    \
                                                 X(cuGraphAddMemFreeNode, cuGraphAddMemFreeNode)    \
-                                                    X(cuGetProcAddress, cuGetProcAddress)          \
+                                                    X(cuStreamDestroy, cuStreamDestroy) X(cuStreamDestroy_v2, cuStreamDestroy) X(cuGetProcAddress, cuGetProcAddress)          \
                                                         X(cuGetProcAddress_v2, cuGetProcAddress)
 
 #define CF_RUNTIME_HOOKS(X)                                                                        \
@@ -49,7 +49,7 @@
                                     X(cudaGraphAddMemFreeNode) X(cudaGetDriverEntryPoint)          \
                                         X(cudaGetDriverEntryPoint_ptsz)                            \
                                             X(cudaGetDriverEntryPointByVersion)                    \
-                                                X(cudaGetDriverEntryPointByVersion_ptsz)
+                                                X(cudaGetDriverEntryPointByVersion_ptsz) X(cudaStreamDestroy)
 
 enum cf_dhook {
 #define CF_DHOOK_ENUM(sym, base) CF_DHOOK_##sym,

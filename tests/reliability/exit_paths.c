@@ -32,6 +32,26 @@ static void *churn(void *arg)
     return NULL;
 }
 
+/* Mode "teardown": blocks the program frees on its way out, after main --
+ * from an atexit handler and from an ELF destructor. Both run before
+ * cudafrag's report, so neither may be listed as live. */
+static void *freed_at_exit, *freed_in_destructor;
+
+static void free_at_exit(void)
+{
+    if (freed_at_exit) CHECK_CU(cudaFree(freed_at_exit));
+}
+
+__attribute__((constructor)) static void register_teardown(void)
+{
+    atexit(free_at_exit);
+}
+
+__attribute__((destructor)) static void free_in_destructor(void)
+{
+    if (freed_in_destructor) CHECK_CU(cudaFree(freed_in_destructor));
+}
+
 /* A real bus error: touching a mapped page past the end of its file. */
 static void bus_error(void)
 {
@@ -91,6 +111,11 @@ int main(int argc, char **argv)
         CHECK_EQ(pthread_join(th, NULL), 0);
     }
     if (strcmp(how, "return") == 0) return 7;
+    if (strcmp(how, "teardown") == 0) {
+        CHECK_CU(cudaMalloc(&freed_at_exit, 3000));
+        CHECK_CU(cudaMalloc(&freed_in_destructor, 5000));
+        return 7;
+    }
     int rc = leave(how, argc > 2 ? argv[2] : NULL);
     /* Signals are delivered before kill returns; getting here is a failure. */
     fprintf(stderr, "still running after '%s'\n", argv[1]);

@@ -17,7 +17,7 @@ base=${mode%-busy}
 exact=0
 [ "$mode" = "$base" ] && [ "$base" != term-external ] && exact=1
 case $base in
-return) want=7 reason=exit;;
+return | teardown) want=7 reason=exit;;
 exit) want=3 reason=exit;;
 _exit) want=4 reason=_exit;;
 _Exit) want=5 reason=_Exit;;
