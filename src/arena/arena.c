@@ -208,10 +208,12 @@ static struct cf_dev_arena *current_arena(void)
 
 void cf_arena_stream_destroyed(CUstream stream)
 {
+    cf_dev_streams_destroying(true);
     for (int i = 0; i < CF_ARENA_MAX_DEVICES; i++)
         if (device_ready(i))
             for (unsigned k = 0; k < nparts[i]; k++)
                 cf_dev_stamp_stream(&devs[i][k], stream);
+    cf_dev_streams_destroying(false);
 }
 
 void cf_arena_reclaim_device(const struct cf_dev_arena *d)

@@ -130,7 +130,10 @@ bool cf_dev_drain(struct cf_dev_arena *d);
 /* Release pending blocks whose stream passed their free: looks at up to max of
  * the oldest, recording their events first where needed; never blocks. */
 void cf_dev_poll_pending(struct cf_dev_arena *d, int max);
-/* Mark the pending blocks freed on a stream the application is destroying. */
+/* Mark the pending blocks freed on a stream the application is destroying;
+ * between cf_dev_streams_destroying(true) and (false), which keep every other
+ * use of stream handles out. */
+void cf_dev_streams_destroying(bool begin);
 void cf_dev_stamp_stream(struct cf_dev_arena *d, CUstream stream);
 /* Async allocation: a pending block of the right size freed on the same stream
  * (safe at once by stream order), or NULL. Under lock. */

@@ -9,6 +9,20 @@
 #define REUSE_SCAN_MAX 32 /* pending blocks looked at for a same-size reuse */
 #define TRIM_BATCH     64 /* chunks unmapped per pass */
 
+/* Stream handles the arena keeps (pending blocks' user[0]) may only be passed to
+ * the driver while the application cannot be destroying that stream: readers are
+ * the passes that take blocks off the pending list and mark them, the writer is
+ * the stream-destroy hook (cf_dev_streams_destroying). */
+static pthread_rwlock_t streams_alive = PTHREAD_RWLOCK_INITIALIZER;
+
+void cf_dev_streams_destroying(bool begin)
+{
+    if (begin)
+        pthread_rwlock_wrlock(&streams_alive);
+    else
+        pthread_rwlock_unlock(&streams_alive);
+}
+
 static bool drain_now(struct cf_dev_arena *d);
 
 void cf_blist_push(struct cf_blist *l, struct tlsf_block *b)
@@ -147,6 +161,7 @@ struct tlsf_block *cf_dev_reuse_with_wait(struct cf_dev_arena *d, uint64_t size,
     size = tlsf_round(size);
     struct tlsf_block *b = NULL;
     int n = 0;
+    pthread_rwlock_rdlock(&streams_alive);
     cf_dev_lock(d);
     for (b = d->pending.head; b && n < REUSE_SCAN_MAX; b = b->link_next, n++)
         if (fits(b, size)) break;
@@ -155,13 +170,17 @@ struct tlsf_block *cf_dev_reuse_with_wait(struct cf_dev_arena *d, uint64_t size,
     else
         b = NULL;
     cf_dev_unlock(d);
-    if (b == NULL) return NULL;
+    if (b == NULL) {
+        pthread_rwlock_unlock(&streams_alive);
+        return NULL;
+    }
     CUcontext prev = cf_arena_ctx_enter(d);
     bool marked = stamp(d, b, NULL);
     CUresult rc =
         marked ? cf_driver()->cuStreamWaitEvent(stream, ((struct cf_mark *)b->user[1])->ev, 0)
                : CUDA_ERROR_INVALID_HANDLE;
     cf_arena_ctx_leave(prev);
+    pthread_rwlock_unlock(&streams_alive);
     cf_dev_lock(d);
     d->sync_calls += 2;
     if (rc != CUDA_SUCCESS) {
@@ -188,13 +207,17 @@ void cf_dev_poll_pending(struct cf_dev_arena *d, int max)
     uint8_t fate[POLL_MAX];
     int n = 0;
     if (max > POLL_MAX) max = POLL_MAX;
+    pthread_rwlock_rdlock(&streams_alive);
     cf_dev_lock(d);
     while (n < max && d->pending.head) {
         batch[n] = d->pending.head;
         cf_blist_remove(&d->pending, batch[n++]);
     }
     cf_dev_unlock(d);
-    if (n == 0) return;
+    if (n == 0) {
+        pthread_rwlock_unlock(&streams_alive);
+        return;
+    }
     CUcontext prev = cf_arena_ctx_enter(d);
     uint64_t calls = 0;
     struct cf_mark *fresh[POLL_MAX] = {0}; /* marks recorded in this pass */
@@ -223,6 +246,7 @@ void cf_dev_poll_pending(struct cf_dev_arena *d, int max)
         fate[i] = done ? RETIRE_DONE : RETIRE_BUSY;
     }
     cf_arena_ctx_leave(prev);
+    pthread_rwlock_unlock(&streams_alive);
     cf_dev_lock(d);
     d->sync_calls += calls;
     bool released = false;

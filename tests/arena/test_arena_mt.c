@@ -74,6 +74,7 @@ static void *worker(void *arg)
     for (int i = 0; i < HELD; i++)
         if (held[i].p) release(&held[i], s, tag);
     CHECK_CU(cuStreamSynchronize(s));
+    cf_arena_stream_destroyed(s); /* what the stream-destroy hooks do */
     CHECK_CU(cuStreamDestroy(s));
     return NULL;
 }

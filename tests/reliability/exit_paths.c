@@ -16,7 +16,7 @@
 
 #define LIVE_BYTES (2u << 20)
 
-static volatile bool stop;
+static bool stop; /* atomic: read by the churn thread */
 /* Read at run time so the compiler cannot see the fault coming. */
 static int *volatile no_memory;
 
@@ -24,7 +24,7 @@ static void *churn(void *arg)
 {
     (void)arg;
     CHECK_CU(cudaSetDevice(0));
-    while (!stop) {
+    while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
         void *p;
         CHECK_CU(cudaMalloc(&p, 4096));
         CHECK_CU(cudaFree(p));
@@ -107,7 +107,7 @@ int main(int argc, char **argv)
     CHECK_EQ(pthread_create(&th, NULL, churn, NULL), 0);
     usleep(20000); /* let the churn thread reach the hooks */
     if (!busy) {
-        stop = true;
+        __atomic_store_n(&stop, true, __ATOMIC_RELAXED);
         CHECK_EQ(pthread_join(th, NULL), 0);
     }
     if (strcmp(how, "return") == 0) return 7;
@@ -119,6 +119,6 @@ int main(int argc, char **argv)
     int rc = leave(how, argc > 2 ? argv[2] : NULL);
     /* Signals are delivered before kill returns; getting here is a failure. */
     fprintf(stderr, "still running after '%s'\n", argv[1]);
-    stop = true;
+    __atomic_store_n(&stop, true, __ATOMIC_RELAXED);
     return rc;
 }
