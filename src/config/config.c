@@ -38,10 +38,12 @@ int cf_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
 {
     char *end;
     errno = 0;
-    while (isspace((unsigned char)*s)) s++;
+    while (isspace((unsigned char)*s))
+        s++;
     if (*s == '\0') return -1;
     long long v = strtoll(s, &end, 10);
-    while (isspace((unsigned char)*end)) end++;
+    while (isspace((unsigned char)*end))
+        end++;
     if (errno || *end != '\0' || v < lo || v > hi) return -1;
     *out = v;
     return 0;
@@ -50,18 +52,28 @@ int cf_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
 int cf_parse_size(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 {
     char *end;
-    while (isspace((unsigned char)*s)) s++;
+    while (isspace((unsigned char)*s))
+        s++;
     if (*s == '\0' || *s == '-' || !isdigit((unsigned char)*s)) return -1;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
     if (errno) return -1;
     unsigned shift = 0;
     switch (toupper((unsigned char)*end)) {
-    case 'K': shift = 10; break;
-    case 'M': shift = 20; break;
-    case 'G': shift = 30; break;
-    case 'T': shift = 40; break;
-    default: break;
+    case 'K':
+        shift = 10;
+        break;
+    case 'M':
+        shift = 20;
+        break;
+    case 'G':
+        shift = 30;
+        break;
+    case 'T':
+        shift = 40;
+        break;
+    default:
+        break;
     }
     if (shift) {
         end++;
@@ -72,7 +84,8 @@ int cf_parse_size(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
     } else if (toupper((unsigned char)*end) == 'B') {
         end++;
     }
-    while (isspace((unsigned char)*end)) end++;
+    while (isspace((unsigned char)*end))
+        end++;
     if (*end != '\0' || v < lo || v > hi) return -1;
     *out = v;
     return 0;
@@ -81,23 +94,31 @@ int cf_parse_size(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 static const char *accepted(const struct cf_option *o, char *buf, size_t n)
 {
     switch (o->type) {
-    case CF_BOOL: return "1/yes/on/true or 0/no/off/false";
+    case CF_BOOL:
+        return "1/yes/on/true or 0/no/off/false";
     case CF_INT:
         snprintf(buf, n, "an integer from %llu to %llu", (unsigned long long)o->lo,
                  (unsigned long long)o->hi);
         return buf;
-    case CF_SIZE: return "a byte count with an optional K, M, G or T suffix";
-    default: return "any text";
+    case CF_SIZE:
+        return "a byte count with an optional K, M, G or T suffix";
+    default:
+        return "any text";
     }
 }
 
 static int parse_one(const struct cf_option *o, const char *s, int idx)
 {
     switch (o->type) {
-    case CF_BOOL: return cf_parse_bool(s, &values[idx].b);
-    case CF_INT: return cf_parse_int(s, (int64_t)o->lo, (int64_t)o->hi, &values[idx].i);
-    case CF_SIZE: return cf_parse_size(s, o->lo, o->hi, &values[idx].z);
-    case CF_STRING: values[idx].s = s; return 0;
+    case CF_BOOL:
+        return cf_parse_bool(s, &values[idx].b);
+    case CF_INT:
+        return cf_parse_int(s, (int64_t)o->lo, (int64_t)o->hi, &values[idx].i);
+    case CF_SIZE:
+        return cf_parse_size(s, o->lo, o->hi, &values[idx].z);
+    case CF_STRING:
+        values[idx].s = s;
+        return 0;
     }
     return -1;
 }
@@ -127,7 +148,8 @@ void cf_config_load(void)
         return;
     }
     /* Another thread is parsing: parsing is short and never blocks, so wait for it. */
-    while (__atomic_load_n(&loaded, __ATOMIC_ACQUIRE) != 2) __builtin_ia32_pause();
+    while (__atomic_load_n(&loaded, __ATOMIC_ACQUIRE) != 2)
+        __builtin_ia32_pause();
 }
 
 void cf_config_reload(void)

@@ -10,6 +10,7 @@
 enum cf_opt_type { CF_BOOL, CF_INT, CF_SIZE, CF_STRING };
 
 /* X(id, NAME, type, default, min, max, doc) -- min/max bound CF_INT and CF_SIZE. */
+// clang-format off
 #define CF_OPTIONS(X)                                                                              \
     X(ENABLE, "CUDAFRAG_ENABLE", CF_BOOL, "1", 0, 1,                                               \
       "Master switch; 0 makes every hook a plain pass-through and writes no report.")              \
@@ -48,6 +49,7 @@ enum cf_opt_type { CF_BOOL, CF_INT, CF_SIZE, CF_STRING };
     X(ADDR2LINE, "CUDAFRAG_ADDR2LINE", CF_BOOL, "1", 0, 1,                                         \
       "Resolve call sites to file:line with addr2line at report time (if installed); 0 keeps "     \
       "dladdr names only, for a faster exit with very large binaries.")
+// clang-format on
 
 enum cf_opt_id {
 #define CF_OPT_ENUM(id, name, type, def, lo, hi, doc) CF_OPT_##id,

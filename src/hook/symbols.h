@@ -7,49 +7,85 @@
 /* X(exported symbol, name cuGetProcAddress knows it by). One row per ABI: the
  * legacy and _v2 exports take different argument types, _ptsz ones a different
  * default stream. */
-#define CF_DRIVER_HOOKS(X)                                                                         \
-    X(cuMemAlloc, cuMemAlloc)                                                                      \
-    X(cuMemAlloc_v2, cuMemAlloc) X(cuMemFree, cuMemFree) X(cuMemFree_v2, cuMemFree) X(             \
-        cuMemAllocPitch, cuMemAllocPitch) X(cuMemAllocPitch_v2, cuMemAllocPitch)                   \
-        X(cuMemAllocManaged, cuMemAllocManaged) X(cuMemAllocHost, cuMemAllocHost) X(               \
-            cuMemAllocHost_v2, cuMemAllocHost) X(cuMemHostAlloc, cuMemHostAlloc) X(cuMemFreeHost,  \
-                                                                                   cuMemFreeHost)  \
-            X(cuMemHostRegister, cuMemHostRegister) X(cuMemHostRegister_v2, cuMemHostRegister) X(  \
-                cuMemHostUnregister, cuMemHostUnregister) X(cuMemAllocAsync, cuMemAllocAsync)      \
-                X(cuMemAllocAsync_ptsz, cuMemAllocAsync) X(cuMemFreeAsync, cuMemFreeAsync) X(      \
-                    cuMemFreeAsync_ptsz, cuMemFreeAsync) X(cuMemAllocFromPoolAsync,                \
-                                                           cuMemAllocFromPoolAsync)                \
-                    X(cuMemAllocFromPoolAsync_ptsz, cuMemAllocFromPoolAsync)                       \
-                        X(cuMemPoolCreate, cuMemPoolCreate) X(cuMemPoolDestroy, cuMemPoolDestroy)  \
-                            X(cuMemPoolSetAttribute, cuMemPoolSetAttribute) X(                     \
-                                cuMemPoolGetAttribute, cuMemPoolGetAttribute) X(cuMemPoolTrimTo,   \
-                                                                                cuMemPoolTrimTo)   \
-                                X(cuDeviceSetMemPool, cuDeviceSetMemPool) X(cuDeviceGetMemPool,    \
-                                                                            cuDeviceGetMemPool)    \
-                                    X(cuDeviceGetDefaultMemPool, cuDeviceGetDefaultMemPool) X(     \
-                                        cuMemCreate, cuMemCreate) X(cuMemRelease, cuMemRelease)    \
-                                        X(cuMemMap, cuMemMap) X(cuMemUnmap, cuMemUnmap) X(         \
-                                            cuMemAddressReserve, cuMemAddressReserve)              \
-                                            X(cuMemAddressFree, cuMemAddressFree) X(               \
-                                                cuGraphAddMemAllocNode, cuGraphAddMemAllocNode)    \
-                                                X(cuGraphAddMemFreeNode, cuGraphAddMemFreeNode)    \
-                                                    X(cuStreamDestroy, cuStreamDestroy) X(cuStreamDestroy_v2, cuStreamDestroy) X(cuGetProcAddress, cuGetProcAddress)          \
-                                                        X(cuGetProcAddress_v2, cuGetProcAddress)
+// clang-format off
+#define CF_DRIVER_HOOKS(X) \
+    X(cuMemAlloc, cuMemAlloc) \
+    X(cuMemAlloc_v2, cuMemAlloc) \
+    X(cuMemFree, cuMemFree) \
+    X(cuMemFree_v2, cuMemFree) \
+    X(cuMemAllocPitch, cuMemAllocPitch) \
+    X(cuMemAllocPitch_v2, cuMemAllocPitch) \
+    X(cuMemAllocManaged, cuMemAllocManaged) \
+    X(cuMemAllocHost, cuMemAllocHost) \
+    X(cuMemAllocHost_v2, cuMemAllocHost) \
+    X(cuMemHostAlloc, cuMemHostAlloc) \
+    X(cuMemFreeHost, cuMemFreeHost) \
+    X(cuMemHostRegister, cuMemHostRegister) \
+    X(cuMemHostRegister_v2, cuMemHostRegister) \
+    X(cuMemHostUnregister, cuMemHostUnregister) \
+    X(cuMemAllocAsync, cuMemAllocAsync) \
+    X(cuMemAllocAsync_ptsz, cuMemAllocAsync) \
+    X(cuMemFreeAsync, cuMemFreeAsync) \
+    X(cuMemFreeAsync_ptsz, cuMemFreeAsync) \
+    X(cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync) \
+    X(cuMemAllocFromPoolAsync_ptsz, cuMemAllocFromPoolAsync) \
+    X(cuMemPoolCreate, cuMemPoolCreate) \
+    X(cuMemPoolDestroy, cuMemPoolDestroy) \
+    X(cuMemPoolSetAttribute, cuMemPoolSetAttribute) \
+    X(cuMemPoolGetAttribute, cuMemPoolGetAttribute) \
+    X(cuMemPoolTrimTo, cuMemPoolTrimTo) \
+    X(cuDeviceSetMemPool, cuDeviceSetMemPool) \
+    X(cuDeviceGetMemPool, cuDeviceGetMemPool) \
+    X(cuDeviceGetDefaultMemPool, cuDeviceGetDefaultMemPool) \
+    X(cuMemCreate, cuMemCreate) \
+    X(cuMemRelease, cuMemRelease) \
+    X(cuMemMap, cuMemMap) \
+    X(cuMemUnmap, cuMemUnmap) \
+    X(cuMemAddressReserve, cuMemAddressReserve) \
+    X(cuMemAddressFree, cuMemAddressFree) \
+    X(cuGraphAddMemAllocNode, cuGraphAddMemAllocNode) \
+    X(cuGraphAddMemFreeNode, cuGraphAddMemFreeNode) \
+    X(cuStreamDestroy, cuStreamDestroy) \
+    X(cuStreamDestroy_v2, cuStreamDestroy) \
+    X(cuGetProcAddress, cuGetProcAddress) \
+    X(cuGetProcAddress_v2, cuGetProcAddress)
 
-#define CF_RUNTIME_HOOKS(X)                                                                        \
-    X(cudaMalloc)                                                                                  \
-    X(cudaFree) X(cudaMallocPitch) X(cudaMalloc3D) X(cudaMallocArray) X(cudaMalloc3DArray)         \
-        X(cudaFreeArray) X(cudaMallocManaged) X(cudaMallocHost) X(cudaHostAlloc) X(cudaFreeHost)   \
-            X(cudaHostRegister) X(cudaHostUnregister) X(cudaMallocAsync) X(cudaMallocAsync_ptsz)   \
-                X(cudaFreeAsync) X(cudaFreeAsync_ptsz) X(cudaMallocFromPoolAsync)                  \
-                    X(cudaMallocFromPoolAsync_ptsz) X(cudaMemPoolCreate) X(cudaMemPoolDestroy)     \
-                        X(cudaMemPoolSetAttribute) X(cudaMemPoolGetAttribute) X(cudaMemPoolTrimTo) \
-                            X(cudaDeviceSetMemPool) X(cudaDeviceGetMemPool)                        \
-                                X(cudaDeviceGetDefaultMemPool) X(cudaGraphAddMemAllocNode)         \
-                                    X(cudaGraphAddMemFreeNode) X(cudaGetDriverEntryPoint)          \
-                                        X(cudaGetDriverEntryPoint_ptsz)                            \
-                                            X(cudaGetDriverEntryPointByVersion)                    \
-                                                X(cudaGetDriverEntryPointByVersion_ptsz) X(cudaStreamDestroy)
+#define CF_RUNTIME_HOOKS(X) \
+    X(cudaMalloc) \
+    X(cudaFree) \
+    X(cudaMallocPitch) \
+    X(cudaMalloc3D) \
+    X(cudaMallocArray) \
+    X(cudaMalloc3DArray) \
+    X(cudaFreeArray) \
+    X(cudaMallocManaged) \
+    X(cudaMallocHost) \
+    X(cudaHostAlloc) \
+    X(cudaFreeHost) \
+    X(cudaHostRegister) \
+    X(cudaHostUnregister) \
+    X(cudaMallocAsync) \
+    X(cudaMallocAsync_ptsz) \
+    X(cudaFreeAsync) \
+    X(cudaFreeAsync_ptsz) \
+    X(cudaMallocFromPoolAsync) \
+    X(cudaMallocFromPoolAsync_ptsz) \
+    X(cudaMemPoolCreate) \
+    X(cudaMemPoolDestroy) \
+    X(cudaMemPoolSetAttribute) \
+    X(cudaMemPoolGetAttribute) \
+    X(cudaMemPoolTrimTo) \
+    X(cudaDeviceSetMemPool) \
+    X(cudaDeviceGetMemPool) \
+    X(cudaDeviceGetDefaultMemPool) \
+    X(cudaGraphAddMemAllocNode) \
+    X(cudaGraphAddMemFreeNode) \
+    X(cudaGetDriverEntryPoint) \
+    X(cudaGetDriverEntryPoint_ptsz) \
+    X(cudaGetDriverEntryPointByVersion) \
+    X(cudaGetDriverEntryPointByVersion_ptsz) \
+    X(cudaStreamDestroy)
+// clang-format on
 
 enum cf_dhook {
 #define CF_DHOOK_ENUM(sym, base) CF_DHOOK_##sym,

@@ -17,18 +17,20 @@ void *cf_meta_alloc(size_t size);
 void cf_meta_free(void *p, size_t size);
 #undef uthash_malloc
 #undef uthash_free
-#define uthash_malloc(sz) cf_meta_alloc(sz)
+#define uthash_malloc(sz)    cf_meta_alloc(sz)
 #define uthash_free(ptr, sz) cf_meta_free((ptr), (sz))
 #include <uthash.h>
 
-#define CF_MAX_FRAMES 64
-#define CF_SITE_SIZES 8 /* distinct sizes a site remembers (size_seen) */
+#define CF_MAX_FRAMES  64
+#define CF_SITE_SIZES  8 /* distinct sizes a site remembers (size_seen) */
 #define CF_MAX_DEVICES 64
-#define CF_HIST_BINS 64
+#define CF_HIST_BINS   64
 
 /* What kind of memory an API hands out. */
+// clang-format off
 #define CF_KINDS(X) X(DEVICE, "device") X(MANAGED, "managed") X(HOST, "host") X(VMM, "vmm")  \
     X(POOL, "pool") X(GRAPH, "graph") X(ARRAY, "array")
+// clang-format on
 enum cf_kind {
 #define CF_KIND_ENUM(id, str) CF_KIND_##id,
     CF_KINDS(CF_KIND_ENUM)
@@ -39,6 +41,7 @@ enum cf_kind {
 /* Every user-level entry point we count: X(id, kind, role). role: A = allocates,
  * F = frees, O = other (pool management, mapping, lookups). The id is the API name
  * the user called; _ptsz variants count under their base name. */
+// clang-format off
 #define CF_APIS(X)                                                                                 \
     X(cudaMalloc, DEVICE, A) X(cudaFree, DEVICE, F) X(cudaMallocPitch, DEVICE, A)                  \
     X(cudaMalloc3D, DEVICE, A) X(cudaMallocArray, ARRAY, A) X(cudaMalloc3DArray, ARRAY, A)         \
@@ -61,6 +64,7 @@ enum cf_kind {
     X(cuMemMap, VMM, O) X(cuMemUnmap, VMM, O) X(cuMemAddressReserve, VMM, O)                       \
     X(cuMemAddressFree, VMM, O) X(cuGraphAddMemAllocNode, GRAPH, A)                                \
     X(cuGraphAddMemFreeNode, GRAPH, F)
+// clang-format on
 
 enum cf_api {
 #define CF_API_ENUM(name, kind, role) CF_API_##name,
@@ -79,15 +83,15 @@ extern const char *const cf_kind_name[CF_KIND_COUNT];
 
 /* A call site: one distinct stack (or one API when stacks are off). */
 struct cf_site {
-    uint64_t hash; /* key */
+    uint64_t hash;   /* key */
     enum cf_api api; /* first API seen at this site */
     uint32_t nframes;
     uintptr_t frames[CF_MAX_FRAMES]; /* return addresses, innermost first */
     uint64_t calls, bytes, failures, frees;
     uint64_t live_bytes, peak_live_bytes, live_count;
-    uint64_t first_ns, last_ns;   /* for the allocation rate */
+    uint64_t first_ns, last_ns; /* for the allocation rate */
     uint64_t min_size, max_size;
-    uint32_t distinct_sizes; /* exact up to CF_SITE_SIZES; CF_SITE_SIZES + 1 means more */
+    uint32_t distinct_sizes;           /* exact up to CF_SITE_SIZES; CF_SITE_SIZES + 1 means more */
     uint64_t size_seen[CF_SITE_SIZES]; /* the first distinct sizes, for distinct_sizes */
     uint64_t lifetime_ns_total, lifetime_count;
     UT_hash_handle hh;
@@ -103,7 +107,7 @@ struct cf_alloc {
     uint32_t tid;
     uint64_t stream, pool;
     uint64_t t_ns;
-    bool arena; /* served by cudafrag's arena */
+    bool arena;             /* served by cudafrag's arena */
     bool granted_estimated; /* granted is the documented rounding estimate */
     struct cf_site *site;
     /* hh links cf_rec.live, a merged view of all shards that exists only between
@@ -124,7 +128,7 @@ struct cf_pool {
     uint64_t regrows; /* reserved went up again after a shrink */
     uint64_t trims;
     uint64_t samples, last_sample_ns; /* cuMemPoolGetAttribute samples taken */
-    bool shrunk; /* the last change of reserved_cur was downwards */
+    bool shrunk;                      /* the last change of reserved_cur was downwards */
     UT_hash_handle hh;
 };
 
@@ -152,7 +156,7 @@ struct cf_device_stats {
     uint64_t live_at_peak_footprint;
     uint64_t requested_live, granted_live; /* for internal (rounding) waste */
     uint64_t peak_requested, peak_granted;
-    uint64_t last_sample_ns; /* rate limit of the footprint samples */
+    uint64_t last_sample_ns;      /* rate limit of the footprint samples */
     uint64_t live_at_last_sample; /* a peak this much higher is sampled at once */
 };
 
@@ -175,9 +179,9 @@ struct cf_record {
     struct cf_api_stats api[CF_API_COUNT];
     struct cf_device_stats dev[CF_MAX_DEVICES];
     struct cf_hist sizes, lifetimes;
-    struct cf_alloc *live;   /* uthash by addr; only between cf_rec_lock_all/unlock_all */
-    struct cf_site *sites;   /* uthash by hash */
-    struct cf_pool *pools;   /* uthash by handle */
+    struct cf_alloc *live; /* uthash by addr; only between cf_rec_lock_all/unlock_all */
+    struct cf_site *sites; /* uthash by hash */
+    struct cf_pool *pools; /* uthash by handle */
     struct cf_oom ooms[CF_MAX_OOMS];
     uint32_t nooms, ooms_dropped;
     struct cf_graph_stats graph;
@@ -187,8 +191,8 @@ struct cf_record {
     /* Added after the first layout: */
     struct cf_device_stats host; /* pinned/registered host memory (no footprint) */
     bool distinct_sizes_capped;  /* the bounded size set filled: distinct_sizes is a floor */
-    uint64_t replaced_live; /* an address came back while still live (its free was missed) */
-    bool stacks_unavailable; /* libunwind could not be loaded: sites are keyed by API */
+    uint64_t replaced_live;      /* an address came back while still live (its free was missed) */
+    bool stacks_unavailable;     /* libunwind could not be loaded: sites are keyed by API */
 };
 extern struct cf_record cf_rec;
 
@@ -199,12 +203,12 @@ struct cf_alloc_info {
     uint64_t requested; /* bytes the app asked for (pitch: pitch*height) */
     uint64_t granted;   /* bytes the device really gives, 0 if unknown */
     uint64_t stream, pool;
-    int device;         /* -1: find out (cuCtxGetDevice, documented) */
-    int result;         /* CUresult / cudaError_t the app got; 0 = success */
-    bool oom;           /* result is an out-of-memory code */
+    int device; /* -1: find out (cuCtxGetDevice, documented) */
+    int result; /* CUresult / cudaError_t the app got; 0 = success */
+    bool oom;   /* result is an out-of-memory code */
     bool arena;
-    bool graph;         /* made while the stream was capturing: a graph allocation, pool = 0 */
-    uint64_t ns;        /* time inside the real call, 0 if not measured */
+    bool graph;  /* made while the stream was capturing: a graph allocation, pool = 0 */
+    uint64_t ns; /* time inside the real call, 0 if not measured */
 };
 void cf_rec_alloc(const struct cf_alloc_info *ai);
 /* Returns true when addr was a live allocation we recorded. */

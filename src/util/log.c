@@ -31,7 +31,8 @@ static void vlog(const char *fmt, va_list ap)
     int n = snprintf(buf, sizeof buf, "cudafrag: ");
     int m = vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
     if (m < 0) return;
-    size_t len = (size_t)n + ((size_t)m < sizeof buf - (size_t)n - 1 ? (size_t)m : sizeof buf - (size_t)n - 2);
+    size_t len = (size_t)n +
+                 ((size_t)m < sizeof buf - (size_t)n - 1 ? (size_t)m : sizeof buf - (size_t)n - 2);
     if (len == 0 || buf[len - 1] != '\n') buf[len++] = '\n';
     cf_write_all(2, buf, len);
 }
