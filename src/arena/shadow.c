@@ -103,6 +103,7 @@ static uint64_t excess(const struct shadow_dev *s)
 static void maybe_trim(struct shadow_dev *s)
 {
     uint64_t slack = cf_opt_size(CF_OPT_ARENA_SLACK);
+    if (slack != 0 && s->peak_live > slack) slack = s->peak_live; /* as the arena */
     if (s->gmap.mapped_bytes < s->tlsf.used_bytes || excess(s) <= slack + s->trim_floor) return;
     uint64_t cursor = UINT64_MAX, addr, bytes;
     while (excess(s) > slack / 8 * 7 && cf_gmap_next_idle_chunk(&s->gmap, &cursor, &addr, &bytes))

@@ -42,7 +42,8 @@ enum cf_opt_type { CF_BOOL, CF_INT, CF_SIZE, CF_STRING };
       "one per part, up to 16 parts; 0 = the device's total memory. Native runs model one "        \
       "part of this size (0 = 256 GiB).")                                                          \
     X(ARENA_SLACK, "CUDAFRAG_ARENA_SLACK", CF_SIZE, "64M", 0, UINT64_MAX,                          \
-      "Mapped-but-free memory the arena keeps before unmapping whole free granules.")              \
+      "Mapped-but-free memory the arena keeps before unmapping whole free granules: at least "     \
+      "this much, up to the device's peak live bytes; 0 = unmap at once.")                         \
     X(SHADOW, "CUDAFRAG_SHADOW", CF_BOOL, "1", 0, 1,                                               \
       "In native runs, replay allocations on a host-only arena model and report what the arena "   \
       "would have reserved.")                                                                      \
