@@ -118,7 +118,8 @@ run_case() {
         shift
     done
     shift
-    if [ -n "$ONLY" ] && ! [[ $name =~ $ONLY ]]; then return; fi
+    # --only matches "name.mode", e.g. "^torch\.no-cache" or "^(video_pipeline|cupy)\.".
+    if [ -n "$ONLY" ] && ! [[ $name.$mode =~ $ONLY ]]; then return; fi
     local tag="$name.$mode"
     if [ "$profiled" != 0 ]; then
         envs+=("CUDAFRAG_OUTPUT=$REPORTS/$tag-%p" "CUDAFRAG_STDERR=0")
@@ -180,6 +181,8 @@ run_frameworks() {
     run_case cupy native 0 -- python3 "$ROOT/tests/gpu/cupy_test.py"
     run_case cupy cudafrag 1 -- python3 "$ROOT/tests/gpu/cupy_test.py"
     run_case jax default 0 -- python3 "$ROOT/tests/gpu/jax_test.py"
+    # A second native run: tells run-to-run variance of XLA's reductions from cudafrag's effect.
+    run_case jax default-again 0 -- python3 "$ROOT/tests/gpu/jax_test.py"
     run_case jax default+cf 1 -- python3 "$ROOT/tests/gpu/jax_test.py"
     run_case jax platform 0 XLA_PYTHON_CLIENT_ALLOCATOR=platform -- \
         python3 "$ROOT/tests/gpu/jax_test.py"

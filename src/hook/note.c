@@ -162,11 +162,15 @@ static int stream_device(CUstream stream)
 
 void cf_async_target(CUstream stream, bool ptsz, uint64_t pool, struct cf_async_target *t)
 {
-    t->device = stream_device(stream);
     t->capturing = stream_capturing(stream, ptsz);
     t->pool = pool;
     t->is_default = false;
-    if (!device_ok(t->device)) return;
+    /* A capture in global mode is invalidated by "unsafe" calls from its thread
+     * (measured on an H200: cuDeviceGetDefaultMemPool made the program's own
+     * cudaMallocAsync fail with cudaErrorStreamCaptureInvalidated). Graph
+     * allocations come from the graph pool anyway: ask nothing more. */
+    t->device = t->capturing ? current_device() : stream_device(stream);
+    if (t->capturing || !device_ok(t->device)) return;
     uint64_t def = device_default_pool(t->device);
     if (t->pool == 0) t->pool = device_current_pool(t->device);
     t->is_default = t->pool != 0 && t->pool == def;

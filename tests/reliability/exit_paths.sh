@@ -18,7 +18,7 @@ exact=0
 [ "$mode" = "$base" ] && [ "$base" != term-external ] && exact=1
 case $base in
 return | teardown) want=7 reason=exit;;
-exit) want=3 reason=exit;;
+exit | usr1) want=3 reason=exit;;
 _exit) want=4 reason=_exit;;
 _Exit) want=5 reason=_Exit;;
 abort) want=134 sig=SIGABRT;;
@@ -48,13 +48,19 @@ fi
 grep -q "still running" "$dir/err" && fail "the program survived its own exit"
 
 if [ -n "${reason:-}" ]; then
-    [ "$(count '^r-.*\.txt$')" -eq 1 ] || fail "want exactly one text report"
-    [ "$(count '^r-.*\.json$')" -eq 1 ] || fail "want exactly one JSON report"
-    [ "$(grep -c "final report" "$dir"/r-*.txt)" -eq 1 ] || fail "report written more than once"
-    grep -q "final report ($reason)" "$dir"/r-*.txt || fail "no final report ($reason)"
+    # Interim reports (SIGUSR1) carry a sequence number: r-PID.N.txt.
+    [ "$(count '^r-[0-9]*\.txt$')" -eq 1 ] || fail "want exactly one final text report"
+    [ "$(count '^r-[0-9]*\.json$')" -eq 1 ] || fail "want exactly one final JSON report"
+    [ "$(cat "$dir"/r-*.txt | grep -c "final report")" -eq 1 ] || fail "final report written more than once"
+    final=$dir/$(ls "$dir" | grep -E '^r-[0-9]+\.txt$' | head -n 1)
+    grep -q "final report ($reason)" "$final" || fail "no final report ($reason)"
+    if [ "$base" = usr1 ]; then
+        [ "$(count '^r-[0-9]*\.[0-9]*\.txt$')" -ge 1 ] || fail "no interim report"
+        grep -L "end of cudafrag report" "$dir"/r-*.txt | grep -q . && fail "a report is cut short"
+    fi
     grep -q "killed by" "$dir/err" && fail "crash summary on a normal exit"
     if [ $exact -eq 1 ] && command -v jq >/dev/null; then
-        j=$(echo "$dir"/r-*.json)
+        j=${final%.txt}.json
         [ "$(jq .summary.live_at_report_bytes "$j")" = 2097152 ] || fail "live bytes at exit wrong"
         [ "$(jq .summary.live_at_report_count "$j")" = 2 ] || fail "live count at exit wrong"
     fi

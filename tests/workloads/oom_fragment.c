@@ -112,11 +112,17 @@ int main(int argc, char **argv)
 
     void *large = NULL;
     cudaError_t err = cudaMalloc(&large, p.request);
+    /* Free memory as the failure left it: a caching allocator in between may have
+     * held freed blocks before and released them while handling the failure. */
+    if (err == cudaErrorMemoryAllocation) WL_CUDA(cudaMemGetInfo(&free_b, &total_b));
     if (err == cudaErrorMemoryAllocation && free_b >= p.request) {
         printf("OOM with enough free memory: free=%zu request=%zu block=%zu blocks=%d\n", free_b,
                p.request, p.block, n);
         return EXIT_FRAGMENTED;
     }
+    if (err == cudaErrorMemoryAllocation)
+        fprintf(stderr, "%s: the device really is full: free=%zu request=%zu\n", wl_name(), free_b,
+                p.request);
     WL_CUDA(err);
 
     struct wl_hash hash;

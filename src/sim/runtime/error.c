@@ -32,7 +32,7 @@
     X(cudaErrorMixedDeviceExecution, "mixed device execution")                                     \
     X(cudaErrorNotYetImplemented, "not yet implemented")                                           \
     X(cudaErrorMemoryValueTooLarge, "memory value too large")                                      \
-    X(cudaErrorStubLibrary, "stub library")                                                        \
+    X(cudaErrorStubLibrary, "CUDA driver is a stub library")                                       \
     X(cudaErrorInsufficientDriver, "CUDA driver version is insufficient for CUDA runtime version") \
     X(cudaErrorCallRequiresNewerDriver, "call requires newer driver")                              \
     X(cudaErrorInvalidSurface, "invalid surface")                                                  \
