@@ -148,6 +148,13 @@ static CUresult map_block(struct cf_dev_arena *d, struct tlsf_block *b)
         cf_dev_unlock(d);
         if (!more) break;
         rc = cf_backing_map(&d->bk, run, bytes);
+        /* One physical allocation per run needs that much contiguous physical
+         * memory where the device has it only in pieces: stitch the run from
+         * single granules instead -- the point of backing the arena with VMM. */
+        if (rc == CUDA_ERROR_OUT_OF_MEMORY && bytes > d->bk.granule) {
+            bytes = d->bk.granule;
+            rc = cf_backing_map(&d->bk, run, bytes);
+        }
         if (rc != CUDA_SUCCESS) break;
         cf_dev_lock(d);
         cf_gmap_set_mapped(&d->bk.gmap, run, bytes);
