@@ -45,6 +45,8 @@
     X(cuMemAddressFree, cuMemAddressFree) \
     X(cuGraphAddMemAllocNode, cuGraphAddMemAllocNode) \
     X(cuGraphAddMemFreeNode, cuGraphAddMemFreeNode) \
+    X(cuGraphLaunch, cuGraphLaunch) \
+    X(cuGraphLaunch_ptsz, cuGraphLaunch) \
     X(cuStreamDestroy, cuStreamDestroy) \
     X(cuStreamDestroy_v2, cuStreamDestroy) \
     X(cuGetProcAddress, cuGetProcAddress) \
@@ -84,7 +86,9 @@
     X(cudaGetDriverEntryPoint_ptsz) \
     X(cudaGetDriverEntryPointByVersion) \
     X(cudaGetDriverEntryPointByVersion_ptsz) \
-    X(cudaStreamDestroy)
+    X(cudaStreamDestroy) \
+    X(cudaGraphLaunch) \
+    X(cudaGraphLaunch_ptsz)
 // clang-format on
 
 enum cf_dhook {

@@ -1,6 +1,7 @@
 /* The record layer: what the hooks tell us, kept in uthash tables, read by the
- * report. Hooks call cf_rec_*() after the real CUDA call returned; nothing here
- * makes a CUDA call except the documented sampling calls (sample.c). */
+ * report. Hooks call cf_rec_*() after the real CUDA call returned (frees also
+ * before it: cf_rec_free_begin); nothing here makes a CUDA call except the
+ * documented sampling calls (sample.c). */
 #ifndef CF_RECORD_H
 #define CF_RECORD_H
 
@@ -213,6 +214,14 @@ struct cf_alloc_info {
 void cf_rec_alloc(const struct cf_alloc_info *ai);
 /* Returns true when addr was a live allocation we recorded. */
 bool cf_rec_free(enum cf_api api, uint64_t addr, int result);
+/* The same free in two steps, around the real call. Once the real call has given
+ * the address back, the driver may hand it to another thread, whose allocation
+ * can be recorded before this call returns: so begin takes addr's entry out of
+ * the live table first (NULL: addr is not live), and end, given the real result,
+ * retires the entry or puts it back when the free failed. Neither holds a lock
+ * across the real call. end returns what cf_rec_free returns. */
+struct cf_alloc *cf_rec_free_begin(uint64_t addr);
+bool cf_rec_free_end(enum cf_api api, uint64_t addr, struct cf_alloc *a, int result);
 void cf_rec_call(enum cf_api api, int result); /* count an 'O' API */
 void cf_rec_pool_seen(uint64_t pool, int device, bool is_default, bool created_by_app);
 void cf_rec_pool_destroyed(uint64_t pool);
@@ -235,8 +244,13 @@ uint64_t cf_rec_estimate_granted(uint64_t requested);
 /* ---- used by the report ---- */
 void cf_rec_lock_all(void);
 void cf_rec_unlock_all(void);
-/* Sample pool attributes and cuMemGetInfo once more (final numbers). */
-void cf_rec_sample_final(void);
+/* Sample pool attributes and cuMemGetInfo once more (final numbers). Returns
+ * false, sampling nothing, in a child forked after its parent used CUDA: the
+ * driver is not usable there, and the figures are the parent's from before the
+ * fork. */
+bool cf_rec_sample_final(void);
+/* A graph was launched on stream: sample the graph memory pool (rate-limited). */
+void cf_rec_graph_launched(uint64_t stream);
 bool cf_rec_any_activity(void);
 
 /* Clock (CLOCK_MONOTONIC in ns) and thread id without syscalls on the fast path. */

@@ -11,9 +11,27 @@
 static uint64_t interval_ns = 10u * 1000000u;
 static pthread_mutex_t sample_lock = PTHREAD_MUTEX_INITIALIZER; /* footprints, OOM list */
 
+/* CUDA cannot be used in a child forked from a process that used it: the driver's
+ * locks may belong to threads that did not survive the fork (the driver may hang),
+ * and a real driver fails every call. Such a child keeps the samples its parent
+ * took before the fork and takes no more. A child forked before the parent made
+ * any CUDA call owns a driver of its own and samples as usual. */
+static bool driver_of_parent;
+
+static void forget_parent_driver_in_child(void)
+{
+    if (cf_rec_any_activity()) driver_of_parent = true;
+}
+
+static bool may_call_driver(void)
+{
+    return !driver_of_parent;
+}
+
 void cf_sample_configure(uint64_t ns)
 {
     interval_ns = ns;
+    pthread_atfork(NULL, NULL, forget_parent_driver_in_child);
 }
 
 void cf_sample_lock_all(void)
@@ -29,6 +47,7 @@ void cf_sample_unlock_all(void)
 int cf_sample_resolve_device(int device)
 {
     if (device >= 0) return device;
+    if (!may_call_driver()) return 0;
     const struct cf_driver *drv = cf_driver();
     CUdevice dev;
     if (drv->cuCtxGetDevice && drv->cuCtxGetDevice(&dev) == CUDA_SUCCESS) return (int)dev;
@@ -126,7 +145,7 @@ void cf_sample_after_alloc(const struct cf_alloc *a, bool new_peak, uint64_t now
                     claim_device_slot(&cf_rec.dev[a->device], now);
     bool want_pool =
         a->kind == CF_KIND_POOL && a->pool && cf_pool_claim_sample(a->pool, now, interval_ns);
-    if (!want_dev && !want_pool) return;
+    if ((!want_dev && !want_pool) || !may_call_driver()) return;
     const struct cf_driver *drv = cf_driver();
     if (drv->cuMemPoolGetAttribute == NULL) want_pool = false;
     /* Without cuStreamIsCapturing we cannot tell whether a call is allowed. */
@@ -141,9 +160,9 @@ void cf_sample_after_alloc(const struct cf_alloc *a, bool new_peak, uint64_t now
 
 void cf_sample_oom(const struct cf_alloc_info *ai, int device, struct cf_site *site, uint64_t now)
 {
-    const struct cf_driver *drv = cf_driver();
+    const struct cf_driver *drv = may_call_driver() ? cf_driver() : NULL;
     size_t free_b = 0, total_b = 0;
-    if (drv->cuMemGetInfo && !stream_capturing(drv, ai->stream) && current_device_is(drv, device))
+    if (drv && drv->cuMemGetInfo && !stream_capturing(drv, ai->stream) && current_device_is(drv, device))
         if (drv->cuMemGetInfo(&free_b, &total_b) != CUDA_SUCCESS) free_b = total_b = 0;
     pthread_mutex_lock(&sample_lock);
     if (cf_rec.nooms < CF_MAX_OOMS) {
@@ -160,28 +179,61 @@ void cf_sample_oom(const struct cf_alloc_info *ai, int device, struct cf_site *s
     pthread_mutex_unlock(&sample_lock);
 }
 
+static void raise_to(uint64_t *high, uint64_t v)
+{
+    if (v > *high) *high = v;
+}
+
+static void sample_graph_device(const struct cf_driver *drv, int i)
+{
+    CUdevice dev;
+    cuuint64_t reserved = 0, used = 0;
+    if (drv->cuDeviceGet(&dev, i) != CUDA_SUCCESS ||
+        drv->cuDeviceGetGraphMemAttribute(dev, CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH, &reserved) !=
+            CUDA_SUCCESS ||
+        drv->cuDeviceGetGraphMemAttribute(dev, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, &used) !=
+            CUDA_SUCCESS)
+        return;
+    pthread_mutex_lock(&sample_lock);
+    raise_to(&cf_rec.graph.reserved_high[i], reserved);
+    raise_to(&cf_rec.graph.used_high[i], used);
+    pthread_mutex_unlock(&sample_lock);
+}
+
 static void sample_graph_memory(const struct cf_driver *drv)
 {
     if (drv->cuDeviceGet == NULL || drv->cuDeviceGetGraphMemAttribute == NULL) return;
-    for (int i = 0; i < CF_MAX_DEVICES; i++) {
-        CUdevice dev;
-        cuuint64_t reserved = 0, used = 0;
-        if (!cf_rec.dev[i].seen || drv->cuDeviceGet(&dev, i) != CUDA_SUCCESS) continue;
-        if (drv->cuDeviceGetGraphMemAttribute(dev, CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH,
-                                              &reserved) != CUDA_SUCCESS ||
-            drv->cuDeviceGetGraphMemAttribute(dev, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, &used) !=
-                CUDA_SUCCESS)
-            continue;
-        pthread_mutex_lock(&sample_lock);
-        cf_rec.graph.reserved_high[i] = reserved;
-        cf_rec.graph.used_high[i] = used;
-        pthread_mutex_unlock(&sample_lock);
-    }
+    for (int i = 0; i < CF_MAX_DEVICES; i++)
+        if (cf_rec.dev[i].seen || cf_rec.graph.reserved_high[i]) sample_graph_device(drv, i);
 }
 
-void cf_rec_sample_final(void)
+/* After a graph launch: the graph pool's high water, read while the context is
+ * alive (at exit the runtime may have torn it down already). Rate-limited like
+ * the footprint samples; never on a capturing stream. */
+void cf_rec_graph_launched(uint64_t stream)
+{
+    static uint64_t last;
+    uint64_t now = cf_now_ns(), prev = __atomic_load_n(&last, __ATOMIC_RELAXED);
+    if (prev != 0 && now - prev < interval_ns) return;
+    if (!__atomic_compare_exchange_n(&last, &prev, now, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        return;
+    const struct cf_driver *drv = cf_driver();
+    CUdevice dev;
+    if (drv->cuDeviceGet == NULL || drv->cuDeviceGetGraphMemAttribute == NULL ||
+        drv->cuCtxGetDevice == NULL || drv->cuCtxGetDevice(&dev) != CUDA_SUCCESS ||
+        (int)dev < 0 || (int)dev >= CF_MAX_DEVICES)
+        return;
+    if (stream_capturing(drv, stream)) {
+        __atomic_add_fetch(&cf_rec.capture_skips, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    sample_graph_device(drv, (int)dev);
+}
+
+bool cf_rec_sample_final(void)
 {
     cf_rec_init();
+    if (!may_call_driver()) return false;
     const struct cf_driver *drv = cf_driver();
     CUcontext ctx = NULL;
     CUdevice dev;
@@ -196,4 +248,5 @@ void cf_rec_sample_final(void)
             sample_pool(drv, pools[i]);
     }
     sample_graph_memory(drv);
+    return true;
 }
