@@ -703,6 +703,23 @@ SIM_API CUresult cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attrib
 
 /* ---- stream capture ---- */
 
+/* The stream this thread captures in global or thread-local mode, if any: in
+ * those modes the thread may make no potentially unsafe call until it ends. */
+static __thread struct sim_stream *tl_strict_capture;
+
+CUresult sim_unsafe_call(void)
+{
+    if (tl_strict_capture == NULL) return CUDA_SUCCESS;
+    CUresult rc = CUDA_SUCCESS;
+    sim_lock();
+    if (tl_strict_capture->capture == SIM_CAP_ACTIVE) {
+        tl_strict_capture->capture = SIM_CAP_INVALIDATED;
+        rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    sim_unlock();
+    return rc;
+}
+
 int sim_capturing(struct sim_stream *s)
 {
     return s->capture != SIM_CAP_NONE;
@@ -740,7 +757,7 @@ CUresult sim_capture_free(struct sim_stream *s, CUdeviceptr ptr)
     return free_node(s->capture_graph, ptr, &n);
 }
 
-static CUresult begin_capture(CUstream h, enum sim_default_stream ds)
+static CUresult begin_capture(CUstream h, enum sim_default_stream ds, CUstreamCaptureMode mode)
 {
     struct sim_stream *s;
     sim_lock();
@@ -752,6 +769,7 @@ static CUresult begin_capture(CUstream h, enum sim_default_stream ds)
     if (rc == CUDA_SUCCESS) {
         s->capture = SIM_CAP_ACTIVE;
         s->capture_id = next_capture_id++;
+        if (mode != CU_STREAM_CAPTURE_MODE_RELAXED) tl_strict_capture = s;
     }
     sim_unlock();
     return rc;
@@ -759,22 +777,22 @@ static CUresult begin_capture(CUstream h, enum sim_default_stream ds)
 
 SIM_API CUresult cuStreamBeginCapture(CUstream hStream)
 {
-    return begin_capture(hStream, SIM_DS_LEGACY);
+    return begin_capture(hStream, SIM_DS_LEGACY, CU_STREAM_CAPTURE_MODE_GLOBAL);
 }
 
 SIM_API CUresult cuStreamBeginCapture_ptsz(CUstream hStream)
 {
-    return begin_capture(hStream, SIM_DS_PER_THREAD);
+    return begin_capture(hStream, SIM_DS_PER_THREAD, CU_STREAM_CAPTURE_MODE_GLOBAL);
 }
 
 SIM_API CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
 {
-    return begin_capture(hStream, SIM_DS_LEGACY);
+    return begin_capture(hStream, SIM_DS_LEGACY, mode);
 }
 
 SIM_API CUresult cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode)
 {
-    return begin_capture(hStream, SIM_DS_PER_THREAD);
+    return begin_capture(hStream, SIM_DS_PER_THREAD, mode);
 }
 
 static CUresult end_capture(CUstream h, CUgraph *out, enum sim_default_stream ds)
@@ -796,6 +814,7 @@ static CUresult end_capture(CUstream h, CUgraph *out, enum sim_default_stream ds
         }
         s->capture = SIM_CAP_NONE;
         s->capture_graph = NULL;
+        if (tl_strict_capture == s) tl_strict_capture = NULL;
     }
     sim_unlock();
     return rc;

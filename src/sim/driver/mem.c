@@ -109,6 +109,9 @@ static CUresult mem_alloc(CUdeviceptr *dptr, size_t bytes)
 
 SIM_API CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
+    /* cudaMalloc/cuMemAlloc may synchronize: unsafe during a strict capture. */
+    CUresult rc = sim_unsafe_call();
+    if (rc != CUDA_SUCCESS) return rc;
     return mem_alloc(dptr, bytesize);
 }
 

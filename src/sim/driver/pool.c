@@ -603,12 +603,16 @@ SIM_API CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev)
 {
     struct sim_device *d;
     if (!pool_out) return CUDA_ERROR_INVALID_VALUE;
-    CUresult rc = sim_device_get(dev, &d);
+    /* Seen on an H200: this query from a thread capturing in global mode
+     * invalidated the capture. */
+    CUresult rc = sim_unsafe_call();
+    if (rc != CUDA_SUCCESS) return rc;
+    rc = sim_device_get(dev, &d);
     if (rc == CUDA_SUCCESS) *pool_out = (CUmemoryPool)d->default_pool;
     return rc;
 }
 
-SIM_API CUresult cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
+static CUresult device_get_mem_pool(CUmemoryPool *pool, CUdevice dev)
 {
     struct sim_device *d;
     if (!pool) return CUDA_ERROR_INVALID_VALUE;
@@ -617,6 +621,12 @@ SIM_API CUresult cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
     if (rc == CUDA_SUCCESS) *pool = (CUmemoryPool)d->current_pool;
     sim_unlock();
     return rc;
+}
+
+SIM_API CUresult cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
+{
+    CUresult rc = sim_unsafe_call();
+    return rc != CUDA_SUCCESS ? rc : device_get_mem_pool(pool, dev);
 }
 
 SIM_API CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
@@ -656,7 +666,7 @@ SIM_API CUresult cuMemGetMemPool(CUmemoryPool *pool, CUmemLocation *location,
 {
     struct sim_device *d;
     CUresult rc = location_device(location, type, &d);
-    return rc == CUDA_SUCCESS ? cuDeviceGetMemPool(pool, d->ordinal) : rc;
+    return rc == CUDA_SUCCESS ? device_get_mem_pool(pool, d->ordinal) : rc;
 }
 
 SIM_API CUresult cuMemSetMemPool(CUmemLocation *location, CUmemAllocationType type,

@@ -292,6 +292,11 @@ CUresult sim_memcpy(uintptr_t dst, uintptr_t src, size_t bytes, CUstream h,
 
 /* graph.c: capture of ordinary async ops */
 int sim_capturing(struct sim_stream *s);
+/* A call that is "potentially unsafe" during stream capture: when the calling
+ * thread captures in global or thread-local mode, the capture is invalidated and
+ * CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED returned (as the real driver does). Call
+ * without the sim lock held. */
+CUresult sim_unsafe_call(void);
 void sim_capture_op(struct sim_stream *s, struct sim_op *op);
 
 #endif
