@@ -20,7 +20,7 @@ cudaError_t CUDARTAPI cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream
         }                                                                                          \
         rc = (call);                                                                               \
         int saved_ = errno;                                                                        \
-        if (rc == 0) cf_rec_graph_launched((uint64_t)(uintptr_t)(stream));                        \
+        if (rc == 0) cf_rec_graph_launched((uint64_t)(uintptr_t)(stream));                         \
         errno = saved_;                                                                            \
         cf_hook_end();                                                                             \
     } while (0)
@@ -52,8 +52,7 @@ CF_EXPORT cudaError_t CUDARTAPI cudaGraphLaunch(cudaGraphExec_t graphExec, cudaS
     return rc;
 }
 
-CF_EXPORT cudaError_t CUDARTAPI cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec,
-                                                     cudaStream_t stream)
+CF_EXPORT cudaError_t CUDARTAPI cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream)
 {
     __typeof__(&cudaGraphLaunch_ptsz) real = CF_REAL_RT(cudaGraphLaunch_ptsz);
     if (real == NULL) return cf_missing_runtime("cudaGraphLaunch_ptsz");
