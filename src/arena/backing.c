@@ -55,6 +55,21 @@ static uint64_t default_reserve(const struct cf_driver *drv, uint64_t *calls)
     return total_b;
 }
 
+/* The program's own allocations that the arena does not serve (stream-ordered
+ * pools, its VMM ranges, graph memory) need address space too: after the
+ * arena's reservation, as much again as one part must still be free. Without
+ * cuMemAddressFree the probe could not be given back, so it is not made. */
+static bool room_left(struct cf_backing *bk, const struct cf_driver *drv, uint64_t bytes)
+{
+    CUdeviceptr probe = 0;
+    if (!drv->cuMemAddressFree) return true;
+    bk->driver_calls++;
+    if (drv->cuMemAddressReserve(&probe, bytes, bk->granule, 0, 0) != CUDA_SUCCESS) return false;
+    bk->driver_calls++;
+    drv->cuMemAddressFree(probe, bytes);
+    return true;
+}
+
 static CUresult vmm_init(struct cf_backing *bk, const struct cf_driver *drv, uint64_t reserve,
                          unsigned *nparts)
 {
@@ -66,12 +81,16 @@ static CUresult vmm_init(struct cf_backing *bk, const struct cf_driver *drv, uin
     CUdeviceptr base = 0;
     CUresult rc = CUDA_ERROR_OUT_OF_MEMORY;
     /* Address space is plentiful on real devices but not unlimited: take
-     * fewer parts rather than none. */
+     * fewer parts rather than none, or rather than all of it. */
     unsigned parts = *nparts;
     for (; parts >= 1; parts /= 2) {
         bk->driver_calls++;
         rc = drv->cuMemAddressReserve(&base, reserve * parts, bk->granule, 0, 0);
-        if (rc == CUDA_SUCCESS) break;
+        if (rc != CUDA_SUCCESS) continue;
+        if (room_left(bk, drv, reserve)) break;
+        bk->driver_calls++;
+        drv->cuMemAddressFree(base, reserve * parts);
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
     }
     if (rc != CUDA_SUCCESS) return rc;
     bk->va_base = base;

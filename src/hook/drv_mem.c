@@ -57,9 +57,11 @@ CF_EXPORT CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
     if (!cf_hook_begin()) return real(dptr);
     CUresult rc;
     if (!cf_route_free(CF_API_cuMemFree, dptr, NULL, false, &rc)) {
+        struct cf_free_note f;
+        cf_note_free_begin(&f, CF_API_cuMemFree, dptr);
         CF_TIMED(rc, real(dptr));
         int saved = errno;
-        cf_note_device_free(CF_API_cuMemFree, dptr, rc);
+        cf_note_free_end(&f, rc);
         errno = saved;
     }
     cf_hook_end();
@@ -70,7 +72,7 @@ CF_EXPORT CUresult CUDAAPI cuMemFree(CUdeviceptr_v1 dptr)
 {
     REAL_OR_FAIL(cuMemFree);
     CUresult rc;
-    CF_WRAP(rc, real(dptr), cf_note_device_free(CF_API_cuMemFree, dptr, rc));
+    CF_WRAP_FREE(rc, CF_API_cuMemFree, dptr, real(dptr));
     return rc;
 }
 
@@ -170,7 +172,7 @@ CF_EXPORT CUresult CUDAAPI cuMemFreeHost(void *p)
 {
     REAL_OR_FAIL(cuMemFreeHost);
     CUresult rc;
-    CF_WRAP(rc, real(p), cf_note_free(CF_API_cuMemFreeHost, (uint64_t)(uintptr_t)p, rc));
+    CF_WRAP_FREE(rc, CF_API_cuMemFreeHost, (uint64_t)(uintptr_t)p, real(p));
     return rc;
 }
 
@@ -198,6 +200,6 @@ CF_EXPORT CUresult CUDAAPI cuMemHostUnregister(void *p)
 {
     REAL_OR_FAIL(cuMemHostUnregister);
     CUresult rc;
-    CF_WRAP(rc, real(p), cf_note_free(CF_API_cuMemHostUnregister, (uint64_t)(uintptr_t)p, rc));
+    CF_WRAP_FREE(rc, CF_API_cuMemHostUnregister, (uint64_t)(uintptr_t)p, real(p));
     return rc;
 }

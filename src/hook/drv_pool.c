@@ -84,9 +84,11 @@ static CUresult free_async(__typeof__(&cuMemFreeAsync) real, CUdeviceptr dptr, C
     if (!cf_hook_begin()) return real(dptr, stream);
     CUresult rc;
     if (!cf_route_free(CF_API_cuMemFreeAsync, dptr, stream, true, &rc)) {
+        struct cf_free_note f;
+        cf_note_free_begin(&f, CF_API_cuMemFreeAsync, dptr);
         CF_TIMED(rc, real(dptr, stream));
         int saved = errno;
-        cf_note_free(CF_API_cuMemFreeAsync, dptr, rc);
+        cf_note_free_end(&f, rc);
         errno = saved;
     }
     cf_hook_end();
@@ -220,7 +222,7 @@ CF_EXPORT CUresult CUDAAPI cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgra
 {
     REAL_OR_FAIL(cuGraphAddMemFreeNode);
     CUresult rc;
-    CF_WRAP(rc, real(phGraphNode, hGraph, dependencies, numDependencies, dptr),
-            cf_note_free(CF_API_cuGraphAddMemFreeNode, dptr, rc));
+    CF_WRAP_FREE(rc, CF_API_cuGraphAddMemFreeNode, dptr,
+                 real(phGraphNode, hGraph, dependencies, numDependencies, dptr));
     return rc;
 }

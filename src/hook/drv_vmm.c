@@ -32,7 +32,7 @@ CF_EXPORT CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle)
 {
     REAL_OR_FAIL(cuMemRelease);
     CUresult rc;
-    CF_WRAP(rc, real(handle), cf_note_free(CF_API_cuMemRelease, handle, rc));
+    CF_WRAP_FREE(rc, CF_API_cuMemRelease, handle, real(handle));
     return rc;
 }
 

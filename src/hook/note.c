@@ -77,16 +77,30 @@ void cf_note_device_alloc(enum cf_api api, uint64_t addr, uint64_t requested, in
     cf_note_alloc(api, addr, requested, 0, device, result, oom);
 }
 
-void cf_note_device_free(enum cf_api api, uint64_t addr, int result)
+/* The frees that pair with cf_note_device_alloc, which feeds the shadow arena. */
+static bool shadow_tracked(enum cf_api api)
 {
-    if (result == 0 && addr != 0 && !cf_arena_enabled()) cf_shadow_free(addr);
-    cf_note_free(api, addr, result);
+    return (api == CF_API_cudaFree || api == CF_API_cuMemFree) && !cf_arena_enabled();
 }
 
-void cf_note_free(enum cf_api api, uint64_t addr, int result)
+void cf_note_free_begin(struct cf_free_note *f, enum cf_api api, uint64_t addr)
 {
-    cf_rec_free(api, addr, result);
-    cf_rec_add_ns(api, cf_call_ns);
+    int saved = errno; /* the real call's errno must be what the program sees */
+    f->api = api;
+    f->addr = addr;
+    f->live = cf_rec_free_begin(addr);
+    f->shadowed = addr != 0 && shadow_tracked(api);
+    if (f->shadowed) cf_shadow_free(addr);
+    errno = saved;
+}
+
+void cf_note_free_end(struct cf_free_note *f, int result)
+{
+    /* Read before cf_rec_free_end: a restored entry may be freed by another thread. */
+    if (result != 0 && f->shadowed && f->live)
+        cf_shadow_alloc(f->addr, f->live->requested, f->live->device < 0 ? 0 : f->live->device);
+    cf_rec_free_end(f->api, f->addr, f->live, result);
+    cf_rec_add_ns(f->api, cf_call_ns);
 }
 
 void cf_note_call(enum cf_api api, int result)

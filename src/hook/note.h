@@ -1,9 +1,10 @@
 /* What the wrappers tell the record layer, in the shapes the wrappers need. All of
  * these run with the guard held, right after the real call returned (they read its
- * time from cf_call_ns). */
+ * time from cf_call_ns); frees also tell it right before. */
 #ifndef CF_HOOK_NOTE_H
 #define CF_HOOK_NOTE_H
 
+#include "hook/guard.h"
 #include "record/record.h"
 
 #include <cuda.h>
@@ -23,8 +24,35 @@ void cf_note_alloc(enum cf_api api, uint64_t addr, uint64_t requested, uint64_t 
                    int result, bool oom);
 /* cudaMalloc/cuMemAlloc families made by the real API: also fed to the shadow arena. */
 void cf_note_device_alloc(enum cf_api api, uint64_t addr, uint64_t requested, int result, bool oom);
-void cf_note_device_free(enum cf_api api, uint64_t addr, int result);
-void cf_note_free(enum cf_api api, uint64_t addr, int result);
+
+/* A free in flight. The record forgets the address before the real call: once that
+ * call has given the address back, the driver may hand it to another thread, whose
+ * allocation must not be taken for this one when the free is recorded. */
+struct cf_free_note {
+    enum cf_api api;
+    uint64_t addr;
+    struct cf_alloc *live; /* taken out of the live table; NULL: addr was not live */
+    bool shadowed;         /* dropped from the shadow arena: put back if the free fails */
+};
+void cf_note_free_begin(struct cf_free_note *f, enum cf_api api, uint64_t addr);
+void cf_note_free_end(struct cf_free_note *f, int result);
+
+/* rc = call, a free of addr by api, wrapped like CF_WRAP (errno of the real call kept). */
+#define CF_WRAP_FREE(rc, api, addr, call)                                                          \
+    do {                                                                                           \
+        if (!cf_hook_begin()) {                                                                    \
+            rc = (call);                                                                           \
+            break;                                                                                 \
+        }                                                                                          \
+        struct cf_free_note cf_free_;                                                              \
+        cf_note_free_begin(&cf_free_, api, addr);                                                  \
+        CF_TIMED(rc, call);                                                                        \
+        int cf_saved_errno_ = errno;                                                               \
+        cf_note_free_end(&cf_free_, rc);                                                           \
+        errno = cf_saved_errno_;                                                                   \
+        cf_hook_end();                                                                             \
+    } while (0)
+
 /* A counted call that neither allocates nor frees (pools, mapping). */
 void cf_note_call(enum cf_api api, int result);
 

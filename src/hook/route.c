@@ -63,10 +63,12 @@ bool cf_route_free(enum cf_api api, uint64_t ptr, CUstream stream, bool async, C
 {
     if (ptr == 0 || !cf_arena_enabled() || !cf_arena_owns(ptr)) return false;
     int saved = errno;
+    /* Taken out first: the arena may hand ptr to another thread as soon as it is free. */
+    struct cf_alloc *live = cf_rec_free_begin(ptr);
     uint64_t t0 = cf_now_ns();
     *rc = cf_arena_free(ptr, stream, async);
     uint64_t ns = cf_now_ns() - t0;
-    cf_rec_free(api, ptr, *rc);
+    cf_rec_free_end(api, ptr, live, *rc);
     cf_rec_add_ns(api, ns);
     errno = saved;
     return true;

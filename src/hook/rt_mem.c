@@ -45,9 +45,11 @@ CF_EXPORT cudaError_t CUDARTAPI cudaFree(void *devPtr)
     if (cf_route_free(CF_API_cudaFree, ADDR(devPtr), NULL, false, &arena_rc)) {
         rc = cf_runtime_error(arena_rc);
     } else {
+        struct cf_free_note f;
+        cf_note_free_begin(&f, CF_API_cudaFree, ADDR(devPtr));
         CF_TIMED(rc, real(devPtr));
         int saved = errno;
-        cf_note_device_free(CF_API_cudaFree, ADDR(devPtr), rc);
+        cf_note_free_end(&f, rc);
         errno = saved;
     }
     cf_hook_end();
@@ -135,7 +137,7 @@ CF_EXPORT cudaError_t CUDARTAPI cudaFreeArray(cudaArray_t array)
 {
     REAL_OR_FAIL(cudaFreeArray);
     cudaError_t rc;
-    CF_WRAP(rc, real(array), cf_note_free(CF_API_cudaFreeArray, ADDR(array), rc));
+    CF_WRAP_FREE(rc, CF_API_cudaFreeArray, ADDR(array), real(array));
     return rc;
 }
 
@@ -172,7 +174,7 @@ CF_EXPORT cudaError_t CUDARTAPI cudaFreeHost(void *ptr)
 {
     REAL_OR_FAIL(cudaFreeHost);
     cudaError_t rc;
-    CF_WRAP(rc, real(ptr), cf_note_free(CF_API_cudaFreeHost, ADDR(ptr), rc));
+    CF_WRAP_FREE(rc, CF_API_cudaFreeHost, ADDR(ptr), real(ptr));
     return rc;
 }
 
@@ -190,6 +192,6 @@ CF_EXPORT cudaError_t CUDARTAPI cudaHostUnregister(void *ptr)
 {
     REAL_OR_FAIL(cudaHostUnregister);
     cudaError_t rc;
-    CF_WRAP(rc, real(ptr), cf_note_free(CF_API_cudaHostUnregister, ADDR(ptr), rc));
+    CF_WRAP_FREE(rc, CF_API_cudaHostUnregister, ADDR(ptr), real(ptr));
     return rc;
 }

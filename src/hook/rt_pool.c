@@ -89,9 +89,11 @@ static cudaError_t free_async(__typeof__(&cudaFreeAsync) real, void *devPtr, cud
     if (cf_route_free(CF_API_cudaFreeAsync, ADDR(devPtr), stream, true, &arena_rc)) {
         rc = cf_runtime_error(arena_rc);
     } else {
+        struct cf_free_note f;
+        cf_note_free_begin(&f, CF_API_cudaFreeAsync, ADDR(devPtr));
         CF_TIMED(rc, real(devPtr, stream));
         int saved = errno;
-        cf_note_free(CF_API_cudaFreeAsync, ADDR(devPtr), rc);
+        cf_note_free_end(&f, rc);
         errno = saved;
     }
     cf_hook_end();
@@ -228,7 +230,7 @@ CF_EXPORT cudaError_t CUDARTAPI cudaGraphAddMemFreeNode(cudaGraphNode_t *pGraphN
 {
     REAL_OR_FAIL(cudaGraphAddMemFreeNode);
     cudaError_t rc;
-    CF_WRAP(rc, real(pGraphNode, graph, pDependencies, numDependencies, dptr),
-            cf_note_free(CF_API_cudaGraphAddMemFreeNode, ADDR(dptr), rc));
+    CF_WRAP_FREE(rc, CF_API_cudaGraphAddMemFreeNode, ADDR(dptr),
+                 real(pGraphNode, graph, pDependencies, numDependencies, dptr));
     return rc;
 }

@@ -32,6 +32,9 @@ void cf_site_unlock(void);
  * a's device reached a new peak of live bytes. */
 bool cf_live_insert(struct cf_alloc *a);
 struct cf_alloc *cf_live_remove(uint64_t addr); /* NULL: not live */
+/* Undo cf_live_remove after a free that failed; a is retired instead when its
+ * address has been recorded again meanwhile. */
+void cf_live_restore(struct cf_alloc *a);
 void cf_live_lock_all(void);
 void cf_live_unlock_all(void);
 void cf_live_build_view(void); /* cf_rec.live, with all shards locked */

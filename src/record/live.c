@@ -58,6 +58,23 @@ struct cf_alloc *cf_live_remove(uint64_t addr)
     return a;
 }
 
+void cf_live_restore(struct cf_alloc *a)
+{
+    struct live_shard *sh = shard_of(a->addr);
+    struct cf_alloc *taken;
+    pthread_mutex_lock(&sh->lock);
+    HASH_FIND(hh_shard, sh->table, &a->addr, sizeof a->addr, taken);
+    if (taken == NULL) {
+        HASH_ADD(hh_shard, sh->table, addr, sizeof a->addr, a);
+        /* Live all along: a peak reached now is one the program really had. */
+        cf_metrics_live_add(a, cf_now_ns());
+        __atomic_sub_fetch(&cf_rec.total_frees, 1, __ATOMIC_RELAXED);
+    }
+    pthread_mutex_unlock(&sh->lock);
+    /* The address was handed out again, so the failed call did give it back. */
+    if (taken) cf_rec_retire(a, cf_now_ns());
+}
+
 void cf_live_lock_all(void)
 {
     for (unsigned i = 0; i < LIVE_SHARDS; i++)

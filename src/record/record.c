@@ -1,6 +1,7 @@
-/* The entry points the hooks call after each real CUDA call, and the locking the
- * report and fork() need. Order on the hot path: unwind (no lock), site (site
- * lock), live table and device counters (one shard lock), then sampling (no lock). */
+/* The entry points the hooks call after each real CUDA call (and before a free),
+ * and the locking the report and fork() need. Order on the hot path: unwind (no
+ * lock), site (site lock), live table and device counters (one shard lock), then
+ * sampling (no lock). */
 #include <string.h>
 
 #include "config/config.h"
@@ -104,16 +105,22 @@ void cf_rec_retire(struct cf_alloc *a, uint64_t now)
     cf_meta_free(a, sizeof *a);
 }
 
-bool cf_rec_free(enum cf_api api, uint64_t addr, int result)
+struct cf_alloc *cf_rec_free_begin(uint64_t addr)
+{
+    cf_rec_init();
+    return addr ? cf_live_remove(addr) : NULL;
+}
+
+bool cf_rec_free_end(enum cf_api api, uint64_t addr, struct cf_alloc *a, int result)
 {
     cf_rec_init();
     if (cf_api_info[api].kind == CF_KIND_GRAPH)
         __atomic_add_fetch(&cf_rec.graph.free_nodes, 1, __ATOMIC_RELAXED);
     if (result != 0 || addr == 0) { /* freeing NULL is a valid no-op */
+        if (a) cf_live_restore(a);
         cf_metrics_api(api, 0, result != 0, 0);
         return false;
     }
-    struct cf_alloc *a = cf_live_remove(addr);
     if (a == NULL) {
         cf_metrics_api(api, 0, false, 0);
         __atomic_add_fetch(&cf_rec.unknown_frees, 1, __ATOMIC_RELAXED);
@@ -122,6 +129,11 @@ bool cf_rec_free(enum cf_api api, uint64_t addr, int result)
     cf_metrics_api(api, a->requested, false, 0);
     cf_rec_retire(a, cf_now_ns());
     return true;
+}
+
+bool cf_rec_free(enum cf_api api, uint64_t addr, int result)
+{
+    return cf_rec_free_end(api, addr, result == 0 ? cf_rec_free_begin(addr) : NULL, result);
 }
 
 void cf_rec_call(enum cf_api api, int result)

@@ -162,7 +162,8 @@ void cf_sample_oom(const struct cf_alloc_info *ai, int device, struct cf_site *s
 {
     const struct cf_driver *drv = may_call_driver() ? cf_driver() : NULL;
     size_t free_b = 0, total_b = 0;
-    if (drv && drv->cuMemGetInfo && !stream_capturing(drv, ai->stream) && current_device_is(drv, device))
+    if (drv && drv->cuMemGetInfo && !stream_capturing(drv, ai->stream) &&
+        current_device_is(drv, device))
         if (drv->cuMemGetInfo(&free_b, &total_b) != CUDA_SUCCESS) free_b = total_b = 0;
     pthread_mutex_lock(&sample_lock);
     if (cf_rec.nooms < CF_MAX_OOMS) {
@@ -204,7 +205,8 @@ static void sample_graph_memory(const struct cf_driver *drv)
 {
     if (drv->cuDeviceGet == NULL || drv->cuDeviceGetGraphMemAttribute == NULL) return;
     for (int i = 0; i < CF_MAX_DEVICES; i++)
-        if (cf_rec.dev[i].seen || cf_rec.graph.reserved_high[i]) sample_graph_device(drv, i);
+        if (__atomic_load_n(&cf_rec.dev[i].seen, __ATOMIC_RELAXED) || cf_rec.graph.reserved_high[i])
+            sample_graph_device(drv, i);
 }
 
 /* After a graph launch: the graph pool's high water, read while the context is
@@ -213,6 +215,7 @@ static void sample_graph_memory(const struct cf_driver *drv)
 void cf_rec_graph_launched(uint64_t stream)
 {
     static uint64_t last;
+    if (!may_call_driver()) return;
     uint64_t now = cf_now_ns(), prev = __atomic_load_n(&last, __ATOMIC_RELAXED);
     if (prev != 0 && now - prev < interval_ns) return;
     if (!__atomic_compare_exchange_n(&last, &prev, now, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
@@ -220,8 +223,8 @@ void cf_rec_graph_launched(uint64_t stream)
     const struct cf_driver *drv = cf_driver();
     CUdevice dev;
     if (drv->cuDeviceGet == NULL || drv->cuDeviceGetGraphMemAttribute == NULL ||
-        drv->cuCtxGetDevice == NULL || drv->cuCtxGetDevice(&dev) != CUDA_SUCCESS ||
-        (int)dev < 0 || (int)dev >= CF_MAX_DEVICES)
+        drv->cuCtxGetDevice == NULL || drv->cuCtxGetDevice(&dev) != CUDA_SUCCESS || (int)dev < 0 ||
+        (int)dev >= CF_MAX_DEVICES)
         return;
     if (stream_capturing(drv, stream)) {
         __atomic_add_fetch(&cf_rec.capture_skips, 1, __ATOMIC_RELAXED);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +96,21 @@ int cf_output_expand(const char *pattern, const char *suffix, char *out, size_t 
     return -1;
 }
 
+/* ENOENT from open also comes from file systems that refuse new names in a
+ * directory that exists (procfs): blame the directory only when it is missing. */
+static bool parent_dir_missing(const char *path)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL) return false; /* the current directory exists */
+    size_t n = slash == path ? 1 : (size_t)(slash - path);
+    if (n >= sizeof dir) return false;
+    memcpy(dir, path, n);
+    dir[n] = '\0';
+    struct stat st;
+    return stat(dir, &st) != 0;
+}
+
 int cf_output_open(const char *path, char *err, size_t errn)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -103,7 +119,7 @@ int cf_output_open(const char *path, char *err, size_t errn)
     struct stat st;
     if (e == ELOOP && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
         snprintf(err, errn, "refusing to write %s: it is a symbolic link", path);
-    else if (e == ENOENT)
+    else if (e == ENOENT && parent_dir_missing(path))
         snprintf(err, errn, "cannot create %s: the directory does not exist", path);
     else
         snprintf(err, errn, "cannot create %s: %s", path, strerror(e));

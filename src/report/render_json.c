@@ -215,6 +215,7 @@ static void summary(struct json *j, const struct cf_snap *s)
     k_bool(j, "stacks_available", !s->rec.stacks_unavailable);
     k_u64(j, "replaced_live", s->rec.replaced_live);
     k_u64(j, "capture_skips", s->rec.capture_skips);
+    k_bool(j, "footprint_sampled", !s->footprint_unsampled);
     close_obj(j);
 }
 

@@ -52,6 +52,10 @@ static void summary(const struct cf_snap *s, struct cf_buf *o)
                       v->device, B(v->peak_live), T(at), B(v->peak_footprint),
                       (unsigned long long)ds->footprint_samples);
     }
+    if (s->footprint_unsampled)
+        cf_buf_puts(o, "note: footprint not sampled in this process (a child forked after its "
+                       "parent used CUDA may not call the driver); the footprint figures are "
+                       "the parent's, from before the fork\n");
     if (s->footprint_missed_peak)
         cf_buf_puts(o, "fragmentation: unknown, the footprint samples missed the live peak "
                        "(samples are at most one per CUDAFRAG_SAMPLE_MS)\n");

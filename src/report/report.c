@@ -3,9 +3,11 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config/config.h"
@@ -73,6 +75,41 @@ static int write_file(const char *pattern, const char *suffix, const struct cf_b
     return 0;
 }
 
+/* A write to a pipe without a reader raises SIGPIPE, one past the file size limit
+ * SIGXFSZ; both end the program by default. Blocked in this thread while the
+ * report is written, the write fails with EPIPE or EFBIG instead and the signal
+ * stays pending, to be consumed here unless the program already had one pending. */
+struct held_signals {
+    sigset_t old_mask, pending_before;
+};
+
+static const int write_signals[] = {SIGPIPE, SIGXFSZ};
+#define NWRITE_SIGNALS (sizeof write_signals / sizeof write_signals[0])
+
+static void hold_write_signals(struct held_signals *h)
+{
+    sigset_t block;
+    sigemptyset(&block);
+    for (unsigned i = 0; i < NWRITE_SIGNALS; i++)
+        sigaddset(&block, write_signals[i]);
+    pthread_sigmask(SIG_BLOCK, &block, &h->old_mask);
+    if (sigpending(&h->pending_before) != 0) sigfillset(&h->pending_before);
+}
+
+static void release_write_signals(const struct held_signals *h)
+{
+    const struct timespec now = {0, 0};
+    for (unsigned i = 0; i < NWRITE_SIGNALS; i++) {
+        int sig = write_signals[i];
+        if (sigismember(&h->pending_before, sig)) continue;
+        sigset_t one;
+        sigemptyset(&one);
+        sigaddset(&one, sig);
+        sigtimedwait(&one, NULL, &now);
+    }
+    pthread_sigmask(SIG_SETMASK, &h->old_mask, NULL);
+}
+
 int cf_report_write(const char *pattern, bool to_stderr, bool json, unsigned seq,
                     const char *reason)
 {
@@ -93,6 +130,8 @@ int cf_report_write(const char *pattern, bool to_stderr, bool json, unsigned seq
     }
     cf_render_text(snap, &text);
 
+    struct held_signals held;
+    hold_write_signals(&held);
     if (pattern && *pattern) {
         if (seq) {
             snprintf(txt_suffix, sizeof txt_suffix, ".%u.txt", seq);
@@ -119,6 +158,7 @@ int cf_report_write(const char *pattern, bool to_stderr, bool json, unsigned seq
     } else if (notes.len) {
         cf_write_all(2, notes.text, notes.len);
     }
+    release_write_signals(&held);
     cf_buf_free(&text);
     cf_buf_free(&js);
     cf_snap_free(snap);

@@ -3,6 +3,7 @@
 #include "config/config.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,19 +202,98 @@ static void resolve_symbols(struct cf_snap *s)
     cf_symtab_resolve(&s->syms, cf_opt_bool(CF_OPT_ADDR2LINE));
 }
 
+/* Threads bump most counters of the record with atomics, outside the locks the
+ * snapshot holds: those are read with atomic loads, never as a plain copy. */
+static uint64_t load(const uint64_t *p)
+{
+    return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+static void load_words(uint64_t *dst, const uint64_t *src, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        dst[i] = load(&src[i]);
+}
+
+static void load_api(struct cf_api_stats *dst, const struct cf_api_stats *src)
+{
+    _Static_assert(sizeof *src == 4 * sizeof(uint64_t), "copy every field of cf_api_stats");
+    dst->calls = load(&src->calls);
+    dst->bytes = load(&src->bytes);
+    dst->failures = load(&src->failures);
+    dst->ns_total = load(&src->ns_total);
+}
+
+static void load_device(struct cf_device_stats *dst, const struct cf_device_stats *src)
+{
+    _Static_assert(sizeof *src == 16 * sizeof(uint64_t), "copy every field of cf_device_stats");
+    dst->seen = __atomic_load_n(&src->seen, __ATOMIC_RELAXED);
+    dst->live_bytes = load(&src->live_bytes);
+    dst->peak_live_bytes = load(&src->peak_live_bytes);
+    dst->peak_t_ns = load(&src->peak_t_ns);
+    dst->live_count = load(&src->live_count);
+    /* The footprint fields change under the sample lock, which is held here. */
+    dst->total_bytes = src->total_bytes;
+    dst->baseline_used = src->baseline_used;
+    dst->peak_footprint = src->peak_footprint;
+    dst->footprint_samples = src->footprint_samples;
+    dst->live_at_peak_footprint = src->live_at_peak_footprint;
+    dst->requested_live = load(&src->requested_live);
+    dst->granted_live = load(&src->granted_live);
+    dst->peak_requested = load(&src->peak_requested);
+    dst->peak_granted = load(&src->peak_granted);
+    dst->last_sample_ns = load(&src->last_sample_ns);
+    dst->live_at_last_sample = load(&src->live_at_last_sample);
+}
+
+static void load_hist(struct cf_hist *dst, const struct cf_hist *src)
+{
+    load_words(dst->count, src->count, CF_HIST_BINS);
+    load_words(dst->bytes, src->bytes, CF_HIST_BINS);
+}
+
+/* Call with every record lock held. The hash heads stay NULL: the tables are
+ * copied separately. */
+static void copy_record(struct cf_record *dst, const struct cf_record *src)
+{
+    _Static_assert(sizeof *src == offsetof(struct cf_record, stacks_unavailable) + 8,
+                   "a field added to cf_record must be copied here");
+    dst->start_ns = src->start_ns;
+    for (int i = 0; i < CF_API_COUNT; i++)
+        load_api(&dst->api[i], &src->api[i]);
+    for (int d = 0; d < CF_MAX_DEVICES; d++)
+        load_device(&dst->dev[d], &src->dev[d]);
+    load_device(&dst->host, &src->host);
+    load_hist(&dst->sizes, &src->sizes);
+    load_hist(&dst->lifetimes, &src->lifetimes);
+    memcpy(dst->ooms, src->ooms, sizeof dst->ooms);
+    dst->nooms = src->nooms;
+    dst->ooms_dropped = src->ooms_dropped;
+    dst->graph.alloc_nodes = load(&src->graph.alloc_nodes);
+    dst->graph.free_nodes = load(&src->graph.free_nodes);
+    dst->graph.node_bytes = load(&src->graph.node_bytes);
+    memcpy(dst->graph.reserved_high, src->graph.reserved_high, sizeof dst->graph.reserved_high);
+    memcpy(dst->graph.used_high, src->graph.used_high, sizeof dst->graph.used_high);
+    dst->distinct_sizes = load(&src->distinct_sizes);
+    dst->distinct_sizes_capped = __atomic_load_n(&src->distinct_sizes_capped, __ATOMIC_RELAXED);
+    dst->total_allocs = load(&src->total_allocs);
+    dst->total_frees = load(&src->total_frees);
+    dst->unknown_frees = load(&src->unknown_frees);
+    dst->capture_skips = load(&src->capture_skips);
+    dst->replaced_live = load(&src->replaced_live);
+    dst->stacks_unavailable = __atomic_load_n(&src->stacks_unavailable, __ATOMIC_RELAXED);
+}
+
 int cf_snap_take(struct cf_snap *s, bool interim, const char *reason, unsigned top)
 {
     memset(s, 0, sizeof *s);
     s->interim = interim;
     s->reason = reason;
     s->top = top;
-    cf_rec_sample_final();
+    s->footprint_unsampled = !cf_rec_sample_final();
     cf_rec_lock_all();
     s->now_ns = cf_now_ns();
-    s->rec = cf_rec;
-    s->rec.live = NULL;
-    s->rec.sites = NULL;
-    s->rec.pools = NULL;
+    copy_record(&s->rec, &cf_rec);
     int rc = copy_tables(s);
     if (rc == 0) {
         qsort(s->sites, s->nsites, sizeof *s->sites, by_hash);

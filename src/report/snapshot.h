@@ -48,6 +48,7 @@ struct cf_snap {
     uint64_t total_peak_live, total_peak_footprint, total_alloc_bytes;
     uint64_t total_peak_granted; /* a lower bound of the native footprint */
     bool footprint_missed_peak;  /* some device's samples missed its live peak */
+    bool footprint_unsampled;    /* a forked child: no samples of its own (parent's figures) */
     double headline_frag, internal_waste;
     uint64_t pool_reserved_high, pool_used_high;
     struct cf_arena_stats arena, shadow;

@@ -35,7 +35,12 @@ case $mode in
 fork-hook)
     run fork-hook
     [ "$(reports)" -eq 3 ] || fail "$(reports) reports, want 3 (parent; interim and final of the child)"
-    [ "$(ls "$dir" | grep -c '^r-.*\.1\.txt$')" -eq 1 ] || fail "no interim report";;
+    [ "$(ls "$dir" | grep -c '^r-.*\.1\.txt$')" -eq 1 ] || fail "no interim report"
+    # The child may not call the driver: both its reports say so, the parent's not.
+    unsampled=$(cat "$dir"/r-*.json | jq -s '[.[] | select(.summary.footprint_sampled == false)] | length')
+    [ "$unsampled" -eq 2 ] || fail "$unsampled reports say the footprint was not sampled, want 2"
+    [ "$(grep -l '^note: footprint not sampled in this process' "$dir"/r-*.txt | wc -l)" -eq 2 ] ||
+        fail "the child's text reports do not say the footprint was not sampled";;
 system | spawn)
     run $mode
     [ "$(reports)" -eq 2 ] || fail "$(reports) reports, want 2 (parent + child; sh made none)"
