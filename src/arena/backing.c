@@ -52,7 +52,12 @@ static uint64_t default_reserve(const struct cf_driver *drv, uint64_t *calls)
     if (!drv->cuMemGetInfo) return 0;
     ++*calls;
     if (drv->cuMemGetInfo(&free_b, &total_b) != CUDA_SUCCESS) return 0;
-    return total_b;
+    /* Twice the device: a part that a single-threaded program has filled with
+     * blocks and then freed every other one still has fresh addresses for a
+     * request larger than any hole, which single granules of physical memory
+     * can then back wherever they are (stitching). With a range the size of the
+     * device, the request failed although half the memory was free. */
+    return 2 * (uint64_t)total_b;
 }
 
 /* The program's own allocations that the arena does not serve (stream-ordered

@@ -39,7 +39,7 @@ enum cf_opt_type { CF_BOOL, CF_INT, CF_SIZE, CF_STRING };
       "With CUDAFRAG_ARENA, also serve cudaMallocAsync/cuMemAllocAsync on default pools.")         \
     X(ARENA_RESERVE, "CUDAFRAG_ARENA_RESERVE", CF_SIZE, "0", 0, UINT64_MAX,                        \
       "Virtual address range of each arena part (K/M/G/T suffixes): a device's arena reserves "    \
-      "one per part, up to 16 parts; 0 = the device's total memory. Native runs model one "        \
+      "one per part, up to 16 parts; 0 = twice the device's memory. Native runs model one "        \
       "part of this size (0 = 256 GiB).")                                                          \
     X(ARENA_SLACK, "CUDAFRAG_ARENA_SLACK", CF_SIZE, "64M", 0, UINT64_MAX,                          \
       "Mapped-but-free memory the arena keeps before unmapping whole free granules: at least "     \
