@@ -102,7 +102,7 @@ static bool raises_peak(const struct cf_dev_arena *d, uint64_t size)
 }
 
 /* Under lock: b leaves the TLSF for the application. */
-static void hand_out(struct cf_dev_arena *d, struct tlsf_block *b)
+void cf_dev_hand_out(struct cf_dev_arena *d, struct tlsf_block *b)
 {
     d->live += b->size;
     if (d->live > d->peak_live) d->peak_live = d->live;
@@ -130,7 +130,7 @@ static struct tlsf_block *take(struct cf_dev_arena *d, uint64_t size, CUstream s
             *unmapped = false;
         }
     }
-    if (b && !*unmapped) hand_out(d, b);
+    if (b && !*unmapped) cf_dev_hand_out(d, b);
     cf_dev_unlock(d);
     return b;
 }
@@ -166,7 +166,7 @@ static CUresult map_block(struct cf_dev_arena *d, struct tlsf_block *b)
     pthread_mutex_unlock(&d->grow);
     cf_dev_lock(d);
     if (rc == CUDA_SUCCESS)
-        hand_out(d, b);
+        cf_dev_hand_out(d, b);
     else
         cf_dev_release(d, b);
     cf_dev_unlock(d);

@@ -130,6 +130,8 @@ bool cf_dev_drain(struct cf_dev_arena *d);
 /* Release pending blocks whose stream passed their free: looks at up to max of
  * the oldest, recording their events first where needed; never blocks. */
 void cf_dev_poll_pending(struct cf_dev_arena *d, int max);
+/* Under lock: b leaves the TLSF for the application (live and peak figures). */
+void cf_dev_hand_out(struct cf_dev_arena *d, struct tlsf_block *b);
 /* Mark the pending blocks freed on a stream the application is destroying;
  * between cf_dev_streams_destroying(true) and (false), which keep every other
  * use of stream handles out. */

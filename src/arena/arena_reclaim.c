@@ -191,9 +191,7 @@ struct tlsf_block *cf_dev_reuse_with_wait(struct cf_dev_arena *d, uint64_t size,
         cf_dev_mark_put(d, (struct cf_mark *)b->user[1]);
         b->user[0] = b->user[1] = 0;
         tlsf_publish(&d->tlsf, b);
-        d->live += b->size;
-        if (d->live > d->peak_live) d->peak_live = d->live;
-        d->allocs++;
+        cf_dev_hand_out(d, b); /* the device's totals too, like every hand-out */
     }
     cf_dev_unlock(d);
     return b;
