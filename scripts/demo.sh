@@ -19,4 +19,3 @@ fi
 mkdir -p reports
 # shellcheck disable=SC2086
 build/src/cli/cudafrag run $sim --output "reports/demo-%p" -- "$demo" "$@"
-echo "== report files: $(ls reports/demo-* | tr '\n' ' ')"
