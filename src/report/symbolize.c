@@ -83,6 +83,26 @@ static void module_path(const Dl_info *di, struct link_map *lm, char *out, size_
     snprintf(out, n, "%s", di->dli_fname ? di->dli_fname : "");
 }
 
+/* C++ names as people read them. The demangler of libstdc++ is used when the
+ * program has loaded it (every C++ program has; C programs have no mangled
+ * names): looked up at report time, never linked. */
+typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+
+static void demangle(const char *name, char *out, size_t n)
+{
+    static demangle_fn fn;
+    static bool looked;
+    if (strncmp(name, "_Z", 2) == 0 && !looked) {
+        fn = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+        looked = true;
+    }
+    int status = -1;
+    char *plain = strncmp(name, "_Z", 2) == 0 && fn ? fn(name, NULL, NULL, &status) : NULL;
+    snprintf(out, n, "%s", plain && status == 0 ? plain : name);
+    if (plain && strlen(plain) >= n && n > 4) memcpy(out + n - 4, "...", 4);
+    free(plain);
+}
+
 /* Fixed-position executables (ET_EXEC) are looked up by absolute address; PIE
  * executables and shared objects by offset from their load base. */
 static bool is_fixed_position(const void *base)
@@ -105,7 +125,7 @@ static void resolve_dladdr(struct cf_sym *s)
     s->module[blen] = '\0';
     s->offset = (uint64_t)(s->addr - (uintptr_t)di.dli_fbase);
     s->lookup = is_fixed_position(di.dli_fbase) ? (uint64_t)s->addr : s->offset;
-    if (di.dli_sname) snprintf(s->function, sizeof s->function, "%s", di.dli_sname);
+    if (di.dli_sname) demangle(di.dli_sname, s->function, sizeof s->function);
 }
 
 /* posix_spawnp searches PATH itself, but a missing addr2line must be silent and
@@ -173,6 +193,13 @@ static char *read_all(int fd, int deadline_ms)
     return NULL;
 }
 
+/* addr2line's name replaces dladdr's when dladdr found none, or only a mangled one
+ * (no demangler in the process: a C++ program that does not use libstdc++). */
+static bool needs_function(const struct cf_sym *s)
+{
+    return s->function[0] == '\0' || strncmp(s->function, "_Z", 2) == 0;
+}
+
 /* Output of `addr2line -a -f -i`: per address a "0x..." line, then function and
  * file:line pairs, innermost inline frame first. file:line comes from the first
  * pair (where the call really is); the function from the last pair, the function
@@ -184,7 +211,7 @@ static void parse_addr2line(char *text, struct cf_sym **list, unsigned count)
     char outer[sizeof list[0]->function] = "";
     for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
         if (strncmp(line, "0x", 2) == 0 && want_function) {
-            if (idx >= 0 && (unsigned)idx < count && list[idx]->function[0] == '\0')
+            if (idx >= 0 && (unsigned)idx < count && needs_function(list[idx]))
                 snprintf(list[idx]->function, sizeof list[idx]->function, "%s", outer);
             idx++;
             first_pair = true;
@@ -207,14 +234,14 @@ static void parse_addr2line(char *text, struct cf_sym **list, unsigned count)
         }
         want_function = !want_function;
     }
-    if (idx >= 0 && (unsigned)idx < count && list[idx]->function[0] == '\0')
+    if (idx >= 0 && (unsigned)idx < count && needs_function(list[idx]))
         snprintf(list[idx]->function, sizeof list[idx]->function, "%s", outer);
 }
 
 static void run_addr2line(const char *tool, const char *module, struct cf_sym **list,
                           unsigned count)
 {
-    char **argv = calloc(count + 7, sizeof *argv);
+    char **argv = calloc(count + 8, sizeof *argv);
     char *addrs = malloc((size_t)count * 24);
     char **env = env_without_preload();
     int pipefd[2] = {-1, -1};
@@ -224,6 +251,7 @@ static void run_addr2line(const char *tool, const char *module, struct cf_sym **
     argv[a++] = (char *)"addr2line";
     argv[a++] = (char *)"-a";
     argv[a++] = (char *)"-f";
+    argv[a++] = (char *)"-C";
     argv[a++] = (char *)"-i";
     argv[a++] = (char *)"-e";
     argv[a++] = (char *)module;
