@@ -154,9 +154,19 @@ static void leak_rules(struct cf_snap *s, bool *site_waste)
         title(f, "%llu %s allocation%s (%s) still live at exit from %s",
               (unsigned long long)l->count, cf_kind_name[l->kind], l->count == 1 ? "" : "s",
               cf_fmt_bytes(l->bytes, a, sizeof a), where);
-        advice(f, "Free them with the matching call (cudaFree, cuMemFree, cudaFreeHost, "
-                  "cuMemRelease, ...) before the program exits; a long-running process that "
-                  "repeats this path grows without bound.");
+        bool never_freed = l->site >= 0 && s->sites[l->site].frees == 0;
+        if (never_freed)
+            advice(f, "Nothing allocated here was freed during the whole run: typical of a "
+                      "caching allocator's segments (PyTorch, CuPy and JAX keep freed blocks "
+                      "for reuse until exit) or of buffers meant to live as long as the "
+                      "program. Then this is memory held, not lost -- the framework's own "
+                      "statistics tell how much of it was in use. Otherwise free it with the "
+                      "matching call before the program exits.");
+        else
+            advice(f, "Free them with the matching call (cudaFree, cuMemFree, cudaFreeHost, "
+                      "cuMemRelease, ...) before the program exits; a long-running process "
+                      "that repeats this path grows without bound.");
+        num(f, "site_frees", l->site >= 0 ? (double)s->sites[l->site].frees : 0);
         num(f, "bytes", (double)l->bytes);
         num(f, "count", (double)l->count);
     }
