@@ -47,6 +47,8 @@ int main(void)
         if (pid == 0) child();
         int status;
         CHECK_EQ(waitpid(pid, &status, 0), pid);
+        if (WIFSIGNALED(status))
+            fprintf(stderr, "child %d killed by signal %d\n", (int)pid, WTERMSIG(status));
         CHECK(WIFEXITED(status));
         CHECK_EQ(WEXITSTATUS(status), 0);
     }
