@@ -115,9 +115,14 @@ static void site_row(const struct cf_snap *s, unsigned idx, struct cf_buf *o)
     const struct cf_site *st = &s->sites[idx];
     char where[512];
     cf_snap_site_label(s, (int)idx, where, sizeof where);
-    cf_buf_printf(o, "  %-18s calls %-8llu peak live %-10s bytes %-10s sizes %u\n    at %s\n",
+    cf_buf_printf(o, "  %-18s calls %-8llu peak live %-10s bytes %-10s sizes %u",
                   cf_api_info[st->api].name, (unsigned long long)st->calls, B(st->peak_live_bytes),
-                  B(st->bytes), st->distinct_sizes, where);
+                  B(st->bytes), st->distinct_sizes);
+    /* Rate and lifetime tell a hot loop from a one-time allocation at a glance. */
+    double rate = cf_site_rate(st), life = cf_site_mean_lifetime_s(st);
+    if (st->calls > 1 && rate > 0) cf_buf_printf(o, "  rate %.0f/s", rate);
+    if (st->frees > 0) cf_buf_printf(o, "  mean life %s", T(life));
+    cf_buf_printf(o, "\n    at %s\n", where);
     for (unsigned f = 1; f < st->nframes && f < 4; f++) {
         const struct cf_sym *sym = cf_symtab_find(&s->syms, st->frames[f]);
         if (sym == NULL || sym->module[0] == '\0') continue;
