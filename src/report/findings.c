@@ -122,6 +122,70 @@ static void site_rules(struct cf_snap *s, unsigned i, bool *any_sizes)
     }
 }
 
+/* Leaks grouped by what the report shows as their site (the innermost frame):
+ * different stacks through one allocating function -- a framework's allocator
+ * called from many places -- make one finding, not one per stack. */
+struct leak_group {
+    char where[512];
+    uint64_t bytes, count, site_frees;
+    int site;
+    enum cf_kind kind;
+};
+
+static unsigned group_leaks(const struct cf_snap *s, struct leak_group *g, unsigned max)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < s->nleaks; i++) {
+        const struct cf_leak *l = &s->leaks[i];
+        char where[sizeof g->where];
+        cf_snap_site_label(s, l->site, where, sizeof where);
+        unsigned k = 0;
+        while (k < n && strcmp(g[k].where, where) != 0)
+            k++;
+        if (k == n) {
+            if (n == max) continue;
+            memset(&g[n], 0, sizeof g[n]);
+            memcpy(g[n].where, where, sizeof where);
+            g[n].site = l->site;
+            g[n].kind = l->kind;
+            n++;
+        }
+        g[k].bytes += l->bytes;
+        g[k].count += l->count;
+        g[k].site_frees += l->site >= 0 ? s->sites[l->site].frees : 0;
+    }
+    return n;
+}
+
+static void leak_findings(struct cf_snap *s)
+{
+    struct leak_group g[MAX_LEAK_FINDINGS];
+    unsigned n = group_leaks(s, g, MAX_LEAK_FINDINGS);
+    char a[32];
+    for (unsigned i = 0; i < n; i++) {
+        struct cf_finding *f =
+            add(s, "leak", g[i].bytes >= (1u << 20) ? "medium" : "low", g[i].site);
+        if (f == NULL) return;
+        title(f, "%llu %s allocation%s (%s) still live at exit from %s",
+              (unsigned long long)g[i].count, cf_kind_name[g[i].kind], g[i].count == 1 ? "" : "s",
+              cf_fmt_bytes(g[i].bytes, a, sizeof a), g[i].where);
+        if (g[i].site_frees == 0)
+            advice(f, "Nothing allocated here was freed during the whole run: typical of a "
+                      "caching allocator's segments (PyTorch, CuPy and JAX keep freed blocks "
+                      "for reuse until exit) or of buffers meant to live as long as the "
+                      "program. Then this is memory held, not lost -- the framework's own "
+                      "statistics tell how much of it was in use. Otherwise free it with the "
+                      "matching call before the program exits.");
+        else
+            advice(f, "Free them with the matching call (cudaFree, cuMemFree, cudaFreeHost, "
+                      "cuMemRelease, ...) before the program exits; a long-running process "
+                      "that repeats this path grows without bound.");
+        num(f, "site_frees", (double)g[i].site_frees);
+        num(f, "bytes", (double)g[i].bytes);
+        num(f, "count", (double)g[i].count);
+    }
+}
+
 static void leak_rules(struct cf_snap *s, bool *site_waste)
 {
     char where[512], a[32], b[32];
@@ -145,31 +209,7 @@ static void leak_rules(struct cf_snap *s, bool *site_waste)
         num(f, "requested_bytes", (double)l->requested);
         num(f, "granted_bytes", (double)l->granted);
     }
-    if (s->interim) return;
-    for (unsigned i = 0; i < s->nleaks && i < MAX_LEAK_FINDINGS; i++) {
-        const struct cf_leak *l = &s->leaks[i];
-        struct cf_finding *f = add(s, "leak", l->bytes >= (1u << 20) ? "medium" : "low", l->site);
-        if (f == NULL) return;
-        cf_snap_site_label(s, l->site, where, sizeof where);
-        title(f, "%llu %s allocation%s (%s) still live at exit from %s",
-              (unsigned long long)l->count, cf_kind_name[l->kind], l->count == 1 ? "" : "s",
-              cf_fmt_bytes(l->bytes, a, sizeof a), where);
-        bool never_freed = l->site >= 0 && s->sites[l->site].frees == 0;
-        if (never_freed)
-            advice(f, "Nothing allocated here was freed during the whole run: typical of a "
-                      "caching allocator's segments (PyTorch, CuPy and JAX keep freed blocks "
-                      "for reuse until exit) or of buffers meant to live as long as the "
-                      "program. Then this is memory held, not lost -- the framework's own "
-                      "statistics tell how much of it was in use. Otherwise free it with the "
-                      "matching call before the program exits.");
-        else
-            advice(f, "Free them with the matching call (cudaFree, cuMemFree, cudaFreeHost, "
-                      "cuMemRelease, ...) before the program exits; a long-running process "
-                      "that repeats this path grows without bound.");
-        num(f, "site_frees", l->site >= 0 ? (double)s->sites[l->site].frees : 0);
-        num(f, "bytes", (double)l->bytes);
-        num(f, "count", (double)l->count);
-    }
+    if (!s->interim) leak_findings(s);
 }
 
 static uint64_t pool_reserve_on(const struct cf_snap *s, int device)
