@@ -29,7 +29,9 @@ CUresult cf_arena_free(CUdeviceptr ptr, CUstream stream, bool async);
  * (called by the stream-destroy hooks before the real call). */
 void cf_arena_stream_destroyed(CUstream stream);
 
-/* Native runs: feed the host-only shadow model (no CUDA calls). */
+/* Native runs: feed the host-only shadow model (no CUDA calls). It is fed only
+ * when cf_shadow_enabled(): CUDAFRAG_SHADOW and the arena not serving. */
+bool cf_shadow_enabled(void);
 void cf_shadow_alloc(uint64_t addr, uint64_t size, int device);
 void cf_shadow_free(uint64_t addr);
 

@@ -135,6 +135,11 @@ static struct shadow_entry *new_entry(void)
     return e;
 }
 
+bool cf_shadow_enabled(void)
+{
+    return cf_opt_bool(CF_OPT_SHADOW) && !cf_arena_enabled();
+}
+
 void cf_shadow_alloc(uint64_t addr, uint64_t size, int dev)
 {
     if (!cf_opt_bool(CF_OPT_SHADOW) || size == 0) return;

@@ -70,7 +70,7 @@ void cf_note_device_alloc(enum cf_api api, uint64_t addr, uint64_t requested, in
 {
     int device = -1;
     /* Native run: replay on the host-only arena model, for the report's comparison. */
-    if (result == 0 && addr != 0 && !cf_arena_enabled()) {
+    if (result == 0 && addr != 0 && cf_shadow_enabled()) {
         device = current_device();
         cf_shadow_alloc(addr, requested, device < 0 ? 0 : device);
     }
@@ -80,7 +80,7 @@ void cf_note_device_alloc(enum cf_api api, uint64_t addr, uint64_t requested, in
 /* The frees that pair with cf_note_device_alloc, which feeds the shadow arena. */
 static bool shadow_tracked(enum cf_api api)
 {
-    return (api == CF_API_cudaFree || api == CF_API_cuMemFree) && !cf_arena_enabled();
+    return (api == CF_API_cudaFree || api == CF_API_cuMemFree) && cf_shadow_enabled();
 }
 
 void cf_note_free_begin(struct cf_free_note *f, enum cf_api api, uint64_t addr)
