@@ -32,6 +32,7 @@ int sim_phys_alloc(struct sim_device *d, uint32_t n, struct sim_phys *out)
         memset(d->page_map + out->first, 1, n);
     }
     d->pages_used += n;
+    if (d->pages_used > d->pages_peak) d->pages_peak = d->pages_used;
     return 0;
 }
 

@@ -18,6 +18,7 @@ struct simcuda_stats {
     unsigned long long graph_reserved;         /* bytes held by the graph memory pool */
     unsigned long long alloc_calls;            /* successful device allocations of any kind */
     unsigned long long free_calls;             /* successful device frees of any kind */
+    unsigned long long pages_peak;             /* high water of pages_used since cuInit */
 };
 
 /* 0 on success, -1 when the driver is not initialised or device is out of range. */
