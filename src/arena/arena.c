@@ -434,3 +434,9 @@ int cf_arena_check(void)
     }
     return fails;
 }
+
+uint64_t cf_arena_mapped_now(int device)
+{
+    if (device < 0 || device >= CF_ARENA_MAX_DEVICES) return 0;
+    return __atomic_load_n(&totals[device].mapped, __ATOMIC_RELAXED);
+}

@@ -47,6 +47,9 @@ struct cf_arena_stats {
     uint64_t ooms;
 };
 void cf_arena_get_stats(struct cf_arena_stats *arena, struct cf_arena_stats *shadow);
+/* Bytes the arena has mapped on device now (no driver call): the device's footprint
+ * from arena-served allocations. */
+uint64_t cf_arena_mapped_now(int device);
 
 /* Consistency check of every device's sub-allocator (tests): the number of
  * violated invariants, 0 when sound. */

@@ -47,9 +47,12 @@ enum cf_opt_type { CF_BOOL, CF_INT, CF_SIZE, CF_STRING };
     X(SHADOW, "CUDAFRAG_SHADOW", CF_BOOL, "1", 0, 1,                                               \
       "In native runs, replay allocations on a host-only arena model and report what the arena "   \
       "would have reserved.")                                                                      \
-    X(ADDR2LINE, "CUDAFRAG_ADDR2LINE", CF_BOOL, "1", 0, 1,                                         \
-      "Resolve call sites to file:line with addr2line at report time (if installed); 0 keeps "     \
-      "dladdr names only, for a faster exit with very large binaries.")
+    X(TRACE, "CUDAFRAG_TRACE", CF_BOOL, "0", 0, 1,                                                 \
+      "Write every event to <output>.cftrace (compressed binary, see docs/trace-format.md); "      \
+      "`cudafrag report FILE` prints the report from it.")                                          \
+    X(TRACE_FLUSH_MS, "CUDAFRAG_TRACE_FLUSH_MS", CF_INT, "200", 1, 60000,                          \
+      "Milliseconds between flushes of the threads' trace buffers: what a killed process can "    \
+      "lose at most.")
 // clang-format on
 
 enum cf_opt_id {

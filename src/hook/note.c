@@ -50,8 +50,8 @@ static int current_device(void)
     return dev;
 }
 
-void cf_note_alloc(enum cf_api api, uint64_t addr, uint64_t requested, uint64_t granted, int device,
-                   int result, bool oom)
+static void note_alloc(enum cf_api api, uint64_t addr, uint64_t requested, uint64_t granted,
+                       int device, int result, bool oom, bool shadow)
 {
     struct cf_alloc_info ai = {
         .api = api,
@@ -61,26 +61,25 @@ void cf_note_alloc(enum cf_api api, uint64_t addr, uint64_t requested, uint64_t 
         .device = device,
         .result = result,
         .oom = oom,
+        .shadow = shadow,
         .ns = cf_call_ns,
     };
     cf_rec_alloc(&ai);
 }
 
-void cf_note_device_alloc(enum cf_api api, uint64_t addr, uint64_t requested, int result, bool oom)
+void cf_note_alloc(enum cf_api api, uint64_t addr, uint64_t requested, uint64_t granted, int device,
+                   int result, bool oom)
 {
-    int device = -1;
-    /* Native run: replay on the host-only arena model, for the report's comparison. */
-    if (result == 0 && addr != 0 && cf_shadow_enabled()) {
-        device = current_device();
-        cf_shadow_alloc(addr, requested, device < 0 ? 0 : device);
-    }
-    cf_note_alloc(api, addr, requested, 0, device, result, oom);
+    note_alloc(api, addr, requested, granted, device, result, oom, false);
 }
 
-/* The frees that pair with cf_note_device_alloc, which feeds the shadow arena. */
-static bool shadow_tracked(enum cf_api api)
+void cf_note_device_alloc(enum cf_api api, uint64_t addr, uint64_t requested, int result, bool oom)
 {
-    return (api == CF_API_cudaFree || api == CF_API_cuMemFree) && cf_shadow_enabled();
+    /* Native run: the record replays it on the host-only arena model, for the
+     * report's comparison. */
+    bool shadow = result == 0 && addr != 0 && cf_shadow_enabled();
+    int device = shadow ? current_device() : -1;
+    note_alloc(api, addr, requested, 0, device, result, oom, shadow);
 }
 
 void cf_note_free_begin(struct cf_free_note *f, enum cf_api api, uint64_t addr)
@@ -89,24 +88,17 @@ void cf_note_free_begin(struct cf_free_note *f, enum cf_api api, uint64_t addr)
     f->api = api;
     f->addr = addr;
     f->live = cf_rec_free_begin(addr);
-    f->shadowed = addr != 0 && shadow_tracked(api);
-    if (f->shadowed) cf_shadow_free(addr);
     errno = saved;
 }
 
 void cf_note_free_end(struct cf_free_note *f, int result)
 {
-    /* Read before cf_rec_free_end: a restored entry may be freed by another thread. */
-    if (result != 0 && f->shadowed && f->live)
-        cf_shadow_alloc(f->addr, f->live->requested, f->live->device < 0 ? 0 : f->live->device);
-    cf_rec_free_end(f->api, f->addr, f->live, result);
-    cf_rec_add_ns(f->api, cf_call_ns);
+    cf_rec_free_end(f->api, f->addr, f->live, result, cf_call_ns);
 }
 
 void cf_note_call(enum cf_api api, int result)
 {
-    cf_rec_call(api, result);
-    cf_rec_add_ns(api, cf_call_ns);
+    cf_rec_call(api, result, cf_call_ns);
 }
 
 /* ---- pools ---- */

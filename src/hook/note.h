@@ -32,7 +32,6 @@ struct cf_free_note {
     enum cf_api api;
     uint64_t addr;
     struct cf_alloc *live; /* taken out of the live table; NULL: addr was not live */
-    bool shadowed;         /* dropped from the shadow arena: put back if the free fails */
 };
 void cf_note_free_begin(struct cf_free_note *f, enum cf_api api, uint64_t addr);
 void cf_note_free_end(struct cf_free_note *f, int result);

@@ -68,8 +68,7 @@ bool cf_route_free(enum cf_api api, uint64_t ptr, CUstream stream, bool async, C
     uint64_t t0 = cf_now_ns();
     *rc = cf_arena_free(ptr, stream, async);
     uint64_t ns = cf_now_ns() - t0;
-    cf_rec_free_end(api, ptr, live, *rc);
-    cf_rec_add_ns(api, ns);
+    cf_rec_free_end(api, ptr, live, *rc, ns);
     errno = saved;
     return true;
 }

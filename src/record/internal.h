@@ -1,12 +1,16 @@
 /* Interfaces between the files of the record layer; nothing outside src/record/
- * includes this. Lock order: each record lock is taken alone (no record lock is
- * held while another is taken), and the meta allocator's locks nest inside any. */
+ * includes this. Lock order: a live shard lock, then a device's footprint lock
+ * (footprint.c), then a thread's trace buffer lock; the pool lock, then a
+ * device's footprint lock; the site lock and the apply lock alone. The meta
+ * allocator's locks nest inside any. */
 #ifndef CF_RECORD_INTERNAL_H
 #define CF_RECORD_INTERNAL_H
 
 #include <pthread.h>
 
+#include "record/event.h"
 #include "record/record.h"
+#include "record/trace.h"
 #include "util/export.h"
 
 /* ---- clock.c ---- */
@@ -21,20 +25,28 @@ void cf_stack_configure(int depth);
 void cf_stack_after_fork_child(void);
 
 /* ---- site.c: call sites, under one lock ---- */
-struct cf_site *cf_site_alloc(uint64_t hash, enum cf_api api, const uintptr_t *frames,
-                              uint32_t nframes, uint64_t size, bool ok, uint64_t now);
+/* The site of a stack, created (with the next id) when new: *created says so. */
+struct cf_site *cf_site_get(uint64_t hash, enum cf_api api, const uintptr_t *frames,
+                            uint32_t nframes, bool *created);
+void cf_site_count(struct cf_site *site, uint64_t size, bool ok, uint64_t now);
 void cf_site_free(struct cf_site *site, uint64_t size, uint64_t lifetime_ns);
 void cf_site_lock(void);
 void cf_site_unlock(void);
 
+/* ---- modules.c: which object a frame is in, announced to the trace once ---- */
+/* The trace's frame value of a return address: CF_FRAME(module id, offset). */
+uint64_t cf_module_frame(uintptr_t addr);
+/* Emits the SITE event of a new site (frames as module + offset). */
+void cf_trace_site(const struct cf_site *site);
+
 /* ---- live.c: live allocations, sharded by address ---- */
-/* Insert a (replacing a stale entry at the same address); returns true when
- * a's device reached a new peak of live bytes. */
-bool cf_live_insert(struct cf_alloc *a);
-struct cf_alloc *cf_live_remove(uint64_t addr); /* NULL: not live */
+/* Insert a (replacing a stale entry at the same address); a->seq is set. Returns
+ * true when a's device reached a new footprint peak. */
+bool cf_live_insert(struct cf_alloc *a, uint64_t *seq);
+struct cf_alloc *cf_live_remove(uint64_t addr, uint64_t now); /* NULL: not live */
 /* Undo cf_live_remove after a free that failed; a is retired instead when its
  * address has been recorded again meanwhile. */
-void cf_live_restore(struct cf_alloc *a);
+void cf_live_restore(struct cf_alloc *a, uint64_t now);
 void cf_live_lock_all(void);
 void cf_live_unlock_all(void);
 void cf_live_build_view(void); /* cf_rec.live, with all shards locked */
@@ -42,34 +54,69 @@ void cf_live_drop_view(void);
 /* The end of an allocation's life: site, pool, lifetime histogram, node freed. */
 void cf_rec_retire(struct cf_alloc *a, uint64_t now);
 
+/* ---- footprint.c: per-device live bytes and footprint, the event order ---- */
+uint64_t cf_seq_next(void);
+/* Account a's entry into (exit from) the live set; return the event's seq and set
+ * *new_peak when the device's footprint reached a new peak. */
+uint64_t cf_fp_alloc(const struct cf_alloc *a, bool *new_peak);
+uint64_t cf_fp_free(const struct cf_alloc *a, uint64_t now);
+/* A series read from the driver: pool reserved (value = delta), graph pool
+ * (value = reserved, used), arena mapped (value). Returns the event's seq. */
+uint64_t cf_fp_series(int device, enum cf_series series, int64_t value, uint64_t used,
+                      uint64_t now);
+/* A cuMemGetInfo sample held against the computed footprint. */
+uint64_t cf_fp_meminfo(int device, uint64_t used, uint64_t total, uint64_t now);
+void cf_fp_lock_all(void);
+void cf_fp_unlock_all(void);
+/* Emit a SERIES event (also used by footprint.c for the arena). */
+void cf_trace_series(uint64_t seq, uint64_t now, int device, enum cf_series series, uint64_t value,
+                     uint64_t used);
+
 /* ---- metrics.c: counters, histograms, device statistics (atomics) ---- */
 void cf_metrics_api(enum cf_api api, uint64_t bytes, bool failed, uint64_t ns);
-bool cf_metrics_live_add(const struct cf_alloc *a, uint64_t now);
-void cf_metrics_live_sub(const struct cf_alloc *a);
 void cf_metrics_size(uint64_t size);
 void cf_metrics_lifetime(uint64_t ns, uint64_t bytes);
 unsigned cf_hist_bin(uint64_t v);
-/* cf_rec.dev[d], cf_rec.host, or NULL when the kind holds no device memory (graph). */
-struct cf_device_stats *cf_metrics_stats_for(enum cf_kind kind, int device);
 uint64_t cf_atomic_max(uint64_t *slot, uint64_t v); /* returns the previous maximum */
 
 /* ---- pool.c: pools by handle, under one lock ---- */
 void cf_pool_account(uint64_t pool, int device, int64_t bytes);
-bool cf_pool_claim_sample(uint64_t pool, uint64_t now, uint64_t interval_ns);
+/* An allocation from pool: is its reserved size worth reading now? Yes when the
+ * pool's live bytes passed their high-water mark since the last read (it may have
+ * grown) or interval_ns passed. */
+bool cf_pool_wants_read(uint64_t pool, uint64_t now, uint64_t interval_ns);
 struct cf_pool_sample {
     uint64_t reserved_cur, reserved_high, used_cur, used_high, threshold;
 };
-void cf_pool_store_sample(uint64_t pool, const struct cf_pool_sample *s);
+/* Stores a sample; returns its seq (the reserved change is a footprint event). */
+uint64_t cf_pool_store_sample(uint64_t pool, int device, const struct cf_pool_sample *s,
+                              uint64_t now);
 unsigned cf_pool_handles(uint64_t *out, unsigned max); /* pools not destroyed */
 void cf_pool_lock(void);
 void cf_pool_unlock(void);
+/* The pool operations as applied (in-process and in replay); 'reserved' of a
+ * destroyed pool goes back to its device. */
+void cf_pool_apply(const struct cf_event *e);
+uint64_t cf_pool_apply_seq(const struct cf_event *e); /* seq of a footprint change, or 0 */
 
 /* ---- sample.c: the documented driver calls ---- */
 int cf_sample_resolve_device(int device);
 void cf_sample_after_alloc(const struct cf_alloc *a, bool new_peak, uint64_t now);
-void cf_sample_oom(const struct cf_alloc_info *ai, int device, struct cf_site *site, uint64_t now);
+/* cuMemGetInfo at an allocation failure: free and total, 0 when unknown. */
+void cf_sample_oom(uint64_t stream, int device, uint64_t *free_b, uint64_t *total_b);
+void cf_sample_pool_now(uint64_t pool, int device);
 void cf_sample_configure(uint64_t interval_ns);
-void cf_sample_lock_all(void);
-void cf_sample_unlock_all(void);
+
+/* ---- apply.c: events to tables, shared by the process and the replay ---- */
+struct cf_event;
+/* Returns true at a new footprint peak; *copy is the entry as inserted. */
+bool cf_apply_alloc(struct cf_event *e, struct cf_site *site, struct cf_alloc *copy);
+/* Takes addr out of the live set (NULL: not live), then cf_apply_free finishes. */
+struct cf_alloc *cf_apply_free_begin(uint64_t addr, uint64_t now);
+void cf_apply_free(struct cf_event *e, struct cf_alloc *a);
+void cf_apply_graph_high(const struct cf_event *e);
+void cf_apply_lock(void); /* the OOM list and the graph high-water marks */
+void cf_apply_unlock(void);
+void cf_emit(struct cf_event *e); /* fills seq when 0, then traces */
 
 #endif

@@ -1,6 +1,7 @@
 /* Live allocations, sharded by address so that threads allocating at the same
- * time rarely meet on a lock. Device statistics change under the shard lock, so
- * cf_rec_lock_all() (which holds every shard) sees them consistent with the table. */
+ * time rarely meet on a lock. Device statistics change under the shard lock (and
+ * the device's own, footprint.c), so cf_rec_lock_all() (which holds every shard)
+ * sees them consistent with the table. */
 #include "record/internal.h"
 
 #define LIVE_SHARDS 64
@@ -21,18 +22,19 @@ static struct live_shard *shard_of(uint64_t addr)
     return &shards[h >> 58];
 }
 
-bool cf_live_insert(struct cf_alloc *a)
+bool cf_live_insert(struct cf_alloc *a, uint64_t *seq)
 {
     struct live_shard *sh = shard_of(a->addr);
     struct cf_alloc *stale;
+    bool new_peak = false;
     pthread_mutex_lock(&sh->lock);
     HASH_FIND(hh_shard, sh->table, &a->addr, sizeof a->addr, stale);
     if (stale) {
         HASH_DELETE(hh_shard, sh->table, stale);
-        cf_metrics_live_sub(stale);
+        cf_fp_free(stale, a->t_ns);
     }
     HASH_ADD(hh_shard, sh->table, addr, sizeof a->addr, a);
-    bool new_peak = cf_metrics_live_add(a, a->t_ns);
+    a->seq = *seq = cf_fp_alloc(a, &new_peak);
     __atomic_add_fetch(&cf_rec.total_allocs, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&sh->lock);
     if (stale) {
@@ -43,7 +45,7 @@ bool cf_live_insert(struct cf_alloc *a)
     return new_peak;
 }
 
-struct cf_alloc *cf_live_remove(uint64_t addr)
+struct cf_alloc *cf_live_remove(uint64_t addr, uint64_t now)
 {
     struct live_shard *sh = shard_of(addr);
     struct cf_alloc *a;
@@ -51,14 +53,14 @@ struct cf_alloc *cf_live_remove(uint64_t addr)
     HASH_FIND(hh_shard, sh->table, &addr, sizeof addr, a);
     if (a) {
         HASH_DELETE(hh_shard, sh->table, a);
-        cf_metrics_live_sub(a);
+        a->seq = cf_fp_free(a, now);
         __atomic_add_fetch(&cf_rec.total_frees, 1, __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&sh->lock);
     return a;
 }
 
-void cf_live_restore(struct cf_alloc *a)
+void cf_live_restore(struct cf_alloc *a, uint64_t now)
 {
     struct live_shard *sh = shard_of(a->addr);
     struct cf_alloc *taken;
@@ -67,12 +69,15 @@ void cf_live_restore(struct cf_alloc *a)
     if (taken == NULL) {
         HASH_ADD(hh_shard, sh->table, addr, sizeof a->addr, a);
         /* Live all along: a peak reached now is one the program really had. */
-        cf_metrics_live_add(a, cf_now_ns());
+        uint64_t t = a->t_ns;
+        a->t_ns = now;
+        cf_fp_alloc(a, NULL);
+        a->t_ns = t;
         __atomic_sub_fetch(&cf_rec.total_frees, 1, __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&sh->lock);
     /* The address was handed out again, so the failed call did give it back. */
-    if (taken) cf_rec_retire(a, cf_now_ns());
+    if (taken) cf_rec_retire(a, now);
 }
 
 void cf_live_lock_all(void)

@@ -36,44 +36,6 @@ void cf_metrics_api(enum cf_api api, uint64_t bytes, bool failed, uint64_t ns)
     if (ns) add(&st->ns_total, ns);
 }
 
-struct cf_device_stats *cf_metrics_stats_for(enum cf_kind kind, int device)
-{
-    if (kind == CF_KIND_HOST) return &cf_rec.host;
-    if (kind == CF_KIND_GRAPH || device < 0 || device >= CF_MAX_DEVICES) return NULL;
-    return &cf_rec.dev[device];
-}
-
-static uint64_t granted_of(const struct cf_alloc *a)
-{
-    return a->granted ? a->granted : a->requested;
-}
-
-bool cf_metrics_live_add(const struct cf_alloc *a, uint64_t now)
-{
-    struct cf_device_stats *d = cf_metrics_stats_for(a->kind, a->device);
-    if (d == NULL) return false;
-    __atomic_store_n(&d->seen, true, __ATOMIC_RELAXED);
-    add(&d->live_count, 1);
-    uint64_t req = __atomic_add_fetch(&d->requested_live, a->requested, __ATOMIC_RELAXED);
-    uint64_t gr = __atomic_add_fetch(&d->granted_live, granted_of(a), __ATOMIC_RELAXED);
-    cf_atomic_max(&d->peak_requested, req);
-    cf_atomic_max(&d->peak_granted, gr);
-    uint64_t live = __atomic_add_fetch(&d->live_bytes, a->requested, __ATOMIC_RELAXED);
-    if (cf_atomic_max(&d->peak_live_bytes, live) >= live) return false;
-    __atomic_store_n(&d->peak_t_ns, now, __ATOMIC_RELAXED);
-    return d != &cf_rec.host; /* host memory has no footprint to sample */
-}
-
-void cf_metrics_live_sub(const struct cf_alloc *a)
-{
-    struct cf_device_stats *d = cf_metrics_stats_for(a->kind, a->device);
-    if (d == NULL) return;
-    __atomic_sub_fetch(&d->live_count, 1, __ATOMIC_RELAXED);
-    __atomic_sub_fetch(&d->requested_live, a->requested, __ATOMIC_RELAXED);
-    __atomic_sub_fetch(&d->granted_live, granted_of(a), __ATOMIC_RELAXED);
-    __atomic_sub_fetch(&d->live_bytes, a->requested, __ATOMIC_RELAXED);
-}
-
 static void note_distinct_size(uint64_t size)
 {
     if (__atomic_load_n(&cf_rec.distinct_sizes, __ATOMIC_RELAXED) >= SIZE_SET_LIMIT) {

@@ -33,47 +33,110 @@ static struct cf_pool *find_or_add(uint64_t handle, int device)
     return p;
 }
 
-void cf_rec_pool_seen(uint64_t pool, int device, bool is_default, bool created_by_app)
+/* With pool_lock held: returns the change of reserved bytes a sample brings. */
+static int64_t store_sample(struct cf_pool *p, const struct cf_event *e)
+{
+    int64_t delta = (int64_t)(e->v[0] - p->reserved_cur);
+    if (p->samples && e->v[0] < p->reserved_cur) {
+        p->shrinks++;
+        p->shrunk = true;
+    } else if (p->samples && e->v[0] > p->reserved_cur && p->shrunk) {
+        p->regrows++;
+        p->shrunk = false;
+    }
+    p->samples++;
+    p->last_sample_ns = e->t_ns;
+    p->live_at_read = p->live_bytes;
+    p->reserved_cur = e->v[0];
+    p->reserved_high = e->v[1];
+    p->used_cur = e->v[2];
+    p->used_high = e->v[3];
+    p->release_threshold = e->v[4];
+    return delta;
+}
+
+/* With pool_lock held: returns the change of the device's reserved bytes. */
+static int64_t apply_op(struct cf_pool *p, const struct cf_event *e)
+{
+    int64_t delta = 0;
+    switch (e->op) {
+    case CF_POOL_SEEN:
+        if (e->device >= 0) p->device = e->device;
+        p->is_default |= (e->flags & 1) != 0;
+        p->created_by_app |= (e->flags & 2) != 0;
+        /* A handle can be reused by the driver after a destroy. */
+        if (e->flags & 2) p->destroyed = false;
+        break;
+    case CF_POOL_DESTROYED:
+        p->destroyed = true;
+        delta = -(int64_t)p->reserved_cur;
+        p->reserved_cur = 0;
+        break;
+    case CF_POOL_THRESHOLD:
+        p->release_threshold = e->v[0];
+        break;
+    case CF_POOL_TRIM:
+        p->trims++;
+        break;
+    case CF_POOL_SAMPLE:
+        if (!p->destroyed) delta = store_sample(p, e);
+        break;
+    }
+    return delta;
+}
+
+uint64_t cf_pool_apply_seq(const struct cf_event *e)
+{
+    if (e->pool == 0) return 0;
+    pthread_mutex_lock(&pool_lock);
+    struct cf_pool *p = find_or_add(e->pool, e->op == CF_POOL_SEEN ? e->device : -1);
+    int64_t delta = p ? apply_op(p, e) : 0;
+    int device = p && p->device >= 0 ? p->device : e->device;
+    pthread_mutex_unlock(&pool_lock);
+    if (delta == 0) return 0;
+    return cf_fp_series(device, CF_SERIES_POOL, delta, 0, e->t_ns);
+}
+
+void cf_pool_apply(const struct cf_event *e)
+{
+    cf_pool_apply_seq(e);
+}
+
+static void pool_event(enum cf_pool_op op, uint64_t pool, int device, uint8_t flags, uint64_t v0)
 {
     if (pool == 0) return;
     cf_rec_init();
-    pthread_mutex_lock(&pool_lock);
-    struct cf_pool *p = find_or_add(pool, device);
-    if (p) {
-        if (device >= 0) p->device = device;
-        p->is_default |= is_default;
-        p->created_by_app |= created_by_app;
-        /* A handle can be reused by the driver after a destroy. */
-        if (created_by_app) p->destroyed = false;
-    }
-    pthread_mutex_unlock(&pool_lock);
+    struct cf_event e = {.type = CF_EV_POOL,
+                         .op = (uint8_t)op,
+                         .flags = flags,
+                         .pool = pool,
+                         .device = device,
+                         .t_ns = cf_now_ns(),
+                         .v = {v0}};
+    e.seq = cf_pool_apply_seq(&e);
+    cf_emit(&e);
+}
+
+void cf_rec_pool_seen(uint64_t pool, int device, bool is_default, bool created_by_app)
+{
+    pool_event(CF_POOL_SEEN, pool, device, (uint8_t)(is_default | created_by_app << 1), 0);
 }
 
 void cf_rec_pool_destroyed(uint64_t pool)
 {
-    cf_rec_init();
-    pthread_mutex_lock(&pool_lock);
-    struct cf_pool *p = find_or_add(pool, -1);
-    if (p) p->destroyed = true;
-    pthread_mutex_unlock(&pool_lock);
+    pool_event(CF_POOL_DESTROYED, pool, -1, 0, 0);
 }
 
 void cf_rec_pool_threshold(uint64_t pool, uint64_t threshold)
 {
-    cf_rec_init();
-    pthread_mutex_lock(&pool_lock);
-    struct cf_pool *p = find_or_add(pool, -1);
-    if (p) p->release_threshold = threshold;
-    pthread_mutex_unlock(&pool_lock);
+    pool_event(CF_POOL_THRESHOLD, pool, -1, 0, threshold);
 }
 
+/* The driver gives memory back in a trim: read what is left. */
 void cf_rec_pool_trim(uint64_t pool)
 {
-    cf_rec_init();
-    pthread_mutex_lock(&pool_lock);
-    struct cf_pool *p = find_or_add(pool, -1);
-    if (p) p->trims++;
-    pthread_mutex_unlock(&pool_lock);
+    pool_event(CF_POOL_TRIM, pool, -1, 0, 0);
+    if (!cf_rec_replaying) cf_sample_pool_now(pool, -1);
 }
 
 void cf_pool_account(uint64_t pool, int device, int64_t bytes)
@@ -91,12 +154,16 @@ void cf_pool_account(uint64_t pool, int device, int64_t bytes)
     pthread_mutex_unlock(&pool_lock);
 }
 
-bool cf_pool_claim_sample(uint64_t pool, uint64_t now, uint64_t interval_ns)
+bool cf_pool_wants_read(uint64_t pool, uint64_t now, uint64_t interval_ns)
 {
     bool due = false;
     pthread_mutex_lock(&pool_lock);
     struct cf_pool *p = find_or_add(pool, -1);
-    if (p && !p->destroyed && (p->samples == 0 || now - p->last_sample_ns >= interval_ns)) {
+    if (p && !p->destroyed &&
+        (p->samples == 0 || p->live_bytes > p->live_at_read ||
+         now - p->last_sample_ns >= interval_ns)) {
+        /* Claimed: a concurrent allocation does not read it again. */
+        p->live_at_read = p->live_bytes;
         p->last_sample_ns = now;
         due = true;
     }
@@ -104,26 +171,19 @@ bool cf_pool_claim_sample(uint64_t pool, uint64_t now, uint64_t interval_ns)
     return due;
 }
 
-void cf_pool_store_sample(uint64_t pool, const struct cf_pool_sample *s)
+uint64_t cf_pool_store_sample(uint64_t pool, int device, const struct cf_pool_sample *s,
+                              uint64_t now)
 {
-    pthread_mutex_lock(&pool_lock);
-    struct cf_pool *p = find_or_add(pool, -1);
-    if (p) {
-        if (p->samples && s->reserved_cur < p->reserved_cur) {
-            p->shrinks++;
-            p->shrunk = true;
-        } else if (p->samples && s->reserved_cur > p->reserved_cur && p->shrunk) {
-            p->regrows++;
-            p->shrunk = false;
-        }
-        p->samples++;
-        p->reserved_cur = s->reserved_cur;
-        p->reserved_high = s->reserved_high;
-        p->used_cur = s->used_cur;
-        p->used_high = s->used_high;
-        p->release_threshold = s->threshold;
-    }
-    pthread_mutex_unlock(&pool_lock);
+    struct cf_event e = {
+        .type = CF_EV_POOL,
+        .op = CF_POOL_SAMPLE,
+        .pool = pool,
+        .device = device,
+        .t_ns = now,
+        .v = {s->reserved_cur, s->reserved_high, s->used_cur, s->used_high, s->threshold}};
+    e.seq = cf_pool_apply_seq(&e);
+    cf_emit(&e);
+    return e.seq;
 }
 
 unsigned cf_pool_handles(uint64_t *out, unsigned max)

@@ -30,6 +30,8 @@ static void init_record(void)
     cf_rec.start_ns = cf_now_ns();
     cf_stack_configure((int)cf_opt_int(CF_OPT_STACK_DEPTH));
     cf_sample_configure((uint64_t)cf_opt_int(CF_OPT_SAMPLE_MS) * 1000000u);
+    if (cf_opt_bool(CF_OPT_TRACE) && !cf_rec_replaying)
+        cf_trace_init((uint64_t)cf_opt_int(CF_OPT_TRACE_FLUSH_MS));
     pthread_atfork(cf_rec_atfork_prepare, cf_rec_atfork_parent, cf_rec_atfork_child);
 }
 
@@ -40,59 +42,57 @@ void cf_rec_init(void)
     pthread_once(&init_once, init_record);
 }
 
-static struct cf_alloc *new_alloc(const struct cf_alloc_info *ai, int device, struct cf_site *site,
-                                  uint64_t now)
+static uint8_t alloc_flags(const struct cf_alloc_info *ai, uint64_t *granted)
 {
-    struct cf_alloc *a = cf_meta_alloc(sizeof *a);
-    if (a == NULL) return NULL;
-    memset(a, 0, sizeof *a);
-    a->addr = ai->addr;
-    a->api = ai->api;
-    a->kind = ai->graph ? CF_KIND_GRAPH : cf_api_info[ai->api].kind;
-    a->requested = ai->requested;
-    a->granted = ai->granted;
-    if (a->granted == 0 && a->kind == CF_KIND_DEVICE && !ai->arena &&
-        a->api != CF_API_cudaMallocArray && a->api != CF_API_cudaMalloc3DArray) {
-        a->granted = cf_rec_estimate_granted(ai->requested);
-        a->granted_estimated = true;
+    uint8_t flags = (uint8_t)((ai->arena ? CF_EVF_ARENA : 0) | (ai->graph ? CF_EVF_GRAPH : 0) |
+                              (ai->oom ? CF_EVF_OOM : 0) | (ai->shadow ? CF_EVF_SHADOW : 0));
+    enum cf_kind kind = ai->graph ? CF_KIND_GRAPH : cf_api_info[ai->api].kind;
+    *granted = ai->granted;
+    if (*granted == 0 && kind == CF_KIND_DEVICE && !ai->arena &&
+        ai->api != CF_API_cudaMallocArray && ai->api != CF_API_cudaMalloc3DArray) {
+        *granted = cf_rec_estimate_granted(ai->requested);
+        flags |= CF_EVF_ESTIMATED;
     }
-    a->device = device;
-    a->tid = cf_tid();
-    a->stream = ai->stream;
-    a->pool = ai->pool;
-    a->t_ns = now;
-    a->arena = ai->arena;
-    a->site = site;
-    return a;
+    return flags;
+}
+
+/* The site of this call's stack; a new one is announced to the trace. */
+static struct cf_site *site_of_stack(enum cf_api api, uintptr_t caller)
+{
+    uintptr_t frames[CF_MAX_FRAMES];
+    uint32_t nframes = cf_stack_capture(frames, caller);
+    uint64_t hash = cf_stack_hash(frames, nframes, api);
+    bool created;
+    struct cf_site *site = cf_site_get(hash, api, frames, nframes, &created);
+    if (created && cf_trace_on()) cf_trace_site(site);
+    return site;
 }
 
 __attribute__((noinline)) void cf_rec_alloc(const struct cf_alloc_info *ai)
 {
     cf_rec_init();
     uint64_t now = cf_now_ns();
-    uintptr_t frames[CF_MAX_FRAMES];
-    uint32_t nframes = cf_stack_capture(frames, (uintptr_t)__builtin_return_address(0));
-    uint64_t hash = cf_stack_hash(frames, nframes, ai->api);
     bool ok = ai->result == 0;
-    cf_metrics_api(ai->api, ok ? ai->requested : 0, !ok, ai->ns);
-    if (ok && ai->addr == 0) return; /* a zero-byte request: nothing was allocated */
-    int device = cf_sample_resolve_device(ai->device);
-    struct cf_site *site = cf_site_alloc(hash, ai->api, frames, nframes, ai->requested, ok, now);
-    if (!ok) {
-        if (ai->oom) cf_sample_oom(ai, device, site, now);
-        return;
-    }
-    struct cf_alloc *a = new_alloc(ai, device, site, now);
-    if (a == NULL) return;
-    if (a->kind == CF_KIND_GRAPH) {
-        __atomic_add_fetch(&cf_rec.graph.alloc_nodes, 1, __ATOMIC_RELAXED);
-        __atomic_add_fetch(&cf_rec.graph.node_bytes, a->requested, __ATOMIC_RELAXED);
-    }
-    if (a->kind == CF_KIND_POOL && a->pool) cf_pool_account(a->pool, device, (int64_t)a->requested);
-    cf_metrics_size(a->requested);
-    struct cf_alloc copy = *a; /* once inserted, another thread may free a */
-    bool new_peak = cf_live_insert(a);
-    cf_sample_after_alloc(&copy, new_peak, now);
+    struct cf_site *site = site_of_stack(ai->api, (uintptr_t)__builtin_return_address(0));
+    struct cf_event e = {.type = CF_EV_ALLOC,
+                         .api = (uint8_t)ai->api,
+                         .device = -1,
+                         .tid = cf_tid(),
+                         .result = ai->result,
+                         .site = site ? site->id : 0,
+                         .t_ns = now,
+                         .addr = ai->addr,
+                         .size = ai->requested,
+                         .stream = ai->stream,
+                         .pool = ai->pool,
+                         .ns = ai->ns};
+    e.flags = alloc_flags(ai, &e.granted);
+    if (!ok || ai->addr != 0) e.device = cf_sample_resolve_device(ai->device);
+    if (!ok && ai->oom) cf_sample_oom(ai->stream, e.device, &e.v[0], &e.v[1]);
+    struct cf_alloc copy;
+    bool new_peak = cf_apply_alloc(&e, site, &copy);
+    cf_emit(&e);
+    if (ok && ai->addr != 0) cf_sample_after_alloc(&copy, new_peak, now);
 }
 
 void cf_rec_retire(struct cf_alloc *a, uint64_t now)
@@ -108,43 +108,52 @@ void cf_rec_retire(struct cf_alloc *a, uint64_t now)
 struct cf_alloc *cf_rec_free_begin(uint64_t addr)
 {
     cf_rec_init();
-    return addr ? cf_live_remove(addr) : NULL;
+    return cf_apply_free_begin(addr, cf_now_ns());
 }
 
-bool cf_rec_free_end(enum cf_api api, uint64_t addr, struct cf_alloc *a, int result)
+bool cf_rec_free_end(enum cf_api api, uint64_t addr, struct cf_alloc *a, int result, uint64_t ns)
 {
     cf_rec_init();
-    if (cf_api_info[api].kind == CF_KIND_GRAPH)
-        __atomic_add_fetch(&cf_rec.graph.free_nodes, 1, __ATOMIC_RELAXED);
-    if (result != 0 || addr == 0) { /* freeing NULL is a valid no-op */
-        if (a) cf_live_restore(a);
-        cf_metrics_api(api, 0, result != 0, 0);
-        return false;
-    }
-    if (a == NULL) {
-        cf_metrics_api(api, 0, false, 0);
-        __atomic_add_fetch(&cf_rec.unknown_frees, 1, __ATOMIC_RELAXED);
-        return false;
-    }
-    cf_metrics_api(api, a->requested, false, 0);
-    cf_rec_retire(a, cf_now_ns());
-    return true;
+    bool known = result == 0 && addr != 0 && a != NULL;
+    struct cf_event e = {.type = CF_EV_FREE,
+                         .api = (uint8_t)api,
+                         .addr = addr,
+                         .result = result,
+                         .t_ns = cf_now_ns(),
+                         .ns = ns};
+    cf_apply_free(&e, a);
+    cf_emit(&e);
+    return known;
 }
 
 bool cf_rec_free(enum cf_api api, uint64_t addr, int result)
 {
-    return cf_rec_free_end(api, addr, result == 0 ? cf_rec_free_begin(addr) : NULL, result);
+    return cf_rec_free_end(api, addr, result == 0 ? cf_rec_free_begin(addr) : NULL, result, 0);
 }
 
-void cf_rec_call(enum cf_api api, int result)
+void cf_rec_call(enum cf_api api, int result, uint64_t ns)
 {
     cf_rec_init();
-    cf_metrics_api(api, 0, result != 0, 0);
+    struct cf_event e = {
+        .type = CF_EV_CALL, .api = (uint8_t)api, .result = result, .t_ns = cf_now_ns(), .ns = ns};
+    cf_metrics_api(api, 0, result != 0, ns);
+    cf_emit(&e);
 }
 
 void cf_rec_add_ns(enum cf_api api, uint64_t ns)
 {
+    struct cf_event e = {
+        .type = CF_EV_CALL, .op = 1, .api = (uint8_t)api, .t_ns = cf_now_ns(), .ns = ns};
     __atomic_add_fetch(&cf_rec.api[api].ns_total, ns, __ATOMIC_RELAXED);
+    cf_emit(&e);
+}
+
+void cf_rec_mark(const char *text)
+{
+    cf_rec_init();
+    size_t n = strnlen(text, 255);
+    struct cf_event e = {.type = CF_EV_MARK, .t_ns = cf_now_ns(), .str = text, .len = (uint32_t)n};
+    cf_emit(&e);
 }
 
 bool cf_rec_any_activity(void)
@@ -160,12 +169,14 @@ static void lock_tables(void)
     cf_site_lock();
     cf_live_lock_all();
     cf_pool_lock();
-    cf_sample_lock_all();
+    cf_fp_lock_all();
+    cf_apply_lock();
 }
 
 static void unlock_tables(void)
 {
-    cf_sample_unlock_all();
+    cf_apply_unlock();
+    cf_fp_unlock_all();
     cf_pool_unlock();
     cf_live_unlock_all();
     cf_site_unlock();
@@ -203,4 +214,5 @@ void cf_rec_atfork_child(void)
     unlock_tables();
     cf_tid_forget();
     cf_stack_after_fork_child();
+    cf_trace_after_fork_child();
 }

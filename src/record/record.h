@@ -85,6 +85,7 @@ extern const char *const cf_kind_name[CF_KIND_COUNT];
 /* A call site: one distinct stack (or one API when stacks are off). */
 struct cf_site {
     uint64_t hash;   /* key */
+    uint32_t id;     /* small number the trace refers to it by, from 1 */
     enum cf_api api; /* first API seen at this site */
     uint32_t nframes;
     uintptr_t frames[CF_MAX_FRAMES]; /* return addresses, innermost first */
@@ -100,17 +101,19 @@ struct cf_site {
 
 /* A live allocation, keyed by address (VMM: by physical handle). */
 struct cf_alloc {
-    uint64_t addr; /* key */
-    enum cf_api api;
-    enum cf_kind kind;
+    uint64_t addr;               /* key */
     uint64_t requested, granted; /* granted = 0 when unknown */
-    int device;
-    uint32_t tid;
     uint64_t stream, pool;
     uint64_t t_ns;
+    uint64_t seq; /* where it entered (then left) the live set, in event order */
+    struct cf_site *site;
+    int32_t device;
+    uint32_t tid;
+    uint8_t api;            /* enum cf_api */
+    uint8_t kind;           /* enum cf_kind */
     bool arena;             /* served by cudafrag's arena */
     bool granted_estimated; /* granted is the documented rounding estimate */
-    struct cf_site *site;
+    bool shadowed;          /* fed to the host-only arena model */
     /* hh links cf_rec.live, a merged view of all shards that exists only between
      * cf_rec_lock_all() and cf_rec_unlock_all(); hh_shard links the shard table. */
     UT_hash_handle hh;
@@ -129,6 +132,7 @@ struct cf_pool {
     uint64_t regrows; /* reserved went up again after a shrink */
     uint64_t trims;
     uint64_t samples, last_sample_ns; /* cuMemPoolGetAttribute samples taken */
+    uint64_t live_at_read;            /* live_bytes when reserved was last read */
     bool shrunk;                      /* the last change of reserved_cur was downwards */
     UT_hash_handle hh;
 };
@@ -150,16 +154,34 @@ struct cf_api_stats {
 
 struct cf_device_stats {
     bool seen;
+    bool footprint_inexact; /* a page node could not be allocated: the count is low */
     uint64_t live_bytes, peak_live_bytes, peak_t_ns;
     uint64_t live_count;
-    /* Footprint = total - free from cuMemGetInfo, sampled at new live peaks. */
-    uint64_t total_bytes, baseline_used, peak_footprint, footprint_samples;
-    uint64_t live_at_peak_footprint;
+    /* The footprint, computed from the events (footprint.c): what the device holds
+     * for the program after each event, and its parts. */
+    uint64_t footprint, peak_footprint, peak_footprint_t_ns;
+    uint64_t live_at_peak_footprint, footprint_at_peak_live;
+    uint64_t raw_bytes;      /* 2 MiB pages touched by live cudaMalloc/cuMemAlloc ranges */
+    uint64_t pool_reserved;  /* stream-ordered pools, read from their attributes */
+    uint64_t graph_reserved; /* the graph memory pool, read after graph launches */
+    uint64_t graph_used;     /* graph allocations in use (counted in live_bytes) */
+    uint64_t arena_mapped;   /* cudafrag's arena */
+    uint64_t vmm_bytes;      /* physical memory of live cuMemCreate handles */
+    uint64_t array_bytes;    /* CUDA arrays (estimated: their layout is opaque) */
+    uint64_t raw_live, pool_live, arena_live; /* live bytes behind raw pages, pools, arena */
+    struct cf_fp_parts {
+        uint64_t raw, raw_live, pool, pool_live, graph, graph_used, arena, arena_live, vmm;
+    } at_peak; /* the footprint's parts at its peak */
+    /* Cross-check: cuMemGetInfo (total - free), sampled at new footprint peaks. */
+    uint64_t total_bytes, baseline_used, measured_peak, footprint_samples;
+    uint64_t max_deviation;                /* largest |measured - computed| over the samples */
     uint64_t requested_live, granted_live; /* for internal (rounding) waste */
     uint64_t peak_requested, peak_granted;
-    uint64_t last_sample_ns;      /* rate limit of the footprint samples */
-    uint64_t live_at_last_sample; /* a peak this much higher is sampled at once */
+    uint64_t last_sample_ns; /* rate limit of the cross-check samples */
 };
+
+/* The footprint series that are read from the driver rather than derived. */
+enum cf_series { CF_SERIES_POOL, CF_SERIES_GRAPH, CF_SERIES_ARENA };
 
 /* sizes: bin = floor(log2(size)); lifetimes: bin = floor(log2(ns)) and bytes are
  * those of the allocations whose lifetime fell in the bin. Bin 0 also holds 0. */
@@ -194,6 +216,7 @@ struct cf_record {
     bool distinct_sizes_capped;  /* the bounded size set filled: distinct_sizes is a floor */
     uint64_t replaced_live;      /* an address came back while still live (its free was missed) */
     bool stacks_unavailable;     /* libunwind could not be loaded: sites are keyed by API */
+    struct cf_device_stats managed; /* managed memory: its own series, no footprint */
 };
 extern struct cf_record cf_rec;
 
@@ -209,6 +232,7 @@ struct cf_alloc_info {
     bool oom;   /* result is an out-of-memory code */
     bool arena;
     bool graph;  /* made while the stream was capturing: a graph allocation, pool = 0 */
+    bool shadow; /* feed the host-only arena model (native cudaMalloc/cuMemAlloc family) */
     uint64_t ns; /* time inside the real call, 0 if not measured */
 };
 void cf_rec_alloc(const struct cf_alloc_info *ai);
@@ -221,14 +245,25 @@ bool cf_rec_free(enum cf_api api, uint64_t addr, int result);
  * retires the entry or puts it back when the free failed. Neither holds a lock
  * across the real call. end returns what cf_rec_free returns. */
 struct cf_alloc *cf_rec_free_begin(uint64_t addr);
-bool cf_rec_free_end(enum cf_api api, uint64_t addr, struct cf_alloc *a, int result);
-void cf_rec_call(enum cf_api api, int result); /* count an 'O' API */
+bool cf_rec_free_end(enum cf_api api, uint64_t addr, struct cf_alloc *a, int result, uint64_t ns);
+void cf_rec_call(enum cf_api api, int result, uint64_t ns); /* count an 'O' API */
 void cf_rec_pool_seen(uint64_t pool, int device, bool is_default, bool created_by_app);
 void cf_rec_pool_destroyed(uint64_t pool);
 void cf_rec_pool_threshold(uint64_t pool, uint64_t threshold);
 void cf_rec_pool_trim(uint64_t pool);
 /* Time spent inside a real call that is counted by cf_rec_free/cf_rec_call. */
 void cf_rec_add_ns(enum cf_api api, uint64_t ns);
+/* A marker from the program (cudafrag_mark), kept in the trace. */
+void cf_rec_mark(const char *text);
+
+/* ---- replay: `cudafrag report TRACE` applies decoded events to the same tables ---- */
+struct cf_event;
+/* True in the replaying command: nothing asks the driver, nothing is traced. */
+extern bool cf_rec_replaying;
+/* Applies one event in seq order. SITE events must be applied first (any order
+ * among themselves); an ALLOC naming an unknown site is recorded without one. */
+void cf_rec_apply_event(const struct cf_event *e);
+/* Frames of replayed sites are CF_FRAME(module id, offset) values. */
 
 /* Idempotent; called lazily by every cf_rec_* and by the library constructor.
  * Registers the fork handlers below with pthread_atfork. */

@@ -1,15 +1,19 @@
-/* The documented sampling calls: cuMemGetInfo for the device footprint,
- * cuMemPoolGetAttribute for pools, cuDeviceGetGraphMemAttribute for graph memory.
- * They go straight to the real driver (cf_driver), never while a record lock is
- * held, never on a capturing stream, and at most once per CUDAFRAG_SAMPLE_MS per
- * device and per pool. Without a driver (unit tests) nothing is sampled. */
+/* The documented sampling calls: cuMemPoolGetAttribute for a pool's reserved
+ * bytes where the driver can have changed them (an allocation that lifted the
+ * pool's live bytes above those at the last read, a trim, and at most once per
+ * CUDAFRAG_SAMPLE_MS otherwise), cuDeviceGetGraphMemAttribute after graph
+ * launches once the program has graph memory nodes, and cuMemGetInfo as a
+ * cross-check of the computed footprint at its new peaks (rate-limited) and at
+ * out-of-memory failures. They go straight to the real driver (cf_driver), never
+ * while a record lock is held, never on a capturing stream. Every result is an
+ * event, so a replay of the trace sees the same values. Without a driver (unit
+ * tests) nothing is sampled. */
 #include "hook/real.h"
 #include "record/internal.h"
 
 #define FINAL_POOLS_MAX 256
 
 static uint64_t interval_ns = 10u * 1000000u;
-static pthread_mutex_t sample_lock = PTHREAD_MUTEX_INITIALIZER; /* footprints, OOM list */
 
 /* CUDA cannot be used in a child forked from a process that used it: the driver's
  * locks may belong to threads that did not survive the fork (the driver may hang),
@@ -32,16 +36,6 @@ void cf_sample_configure(uint64_t ns)
 {
     interval_ns = ns;
     pthread_atfork(NULL, NULL, forget_parent_driver_in_child);
-}
-
-void cf_sample_lock_all(void)
-{
-    pthread_mutex_lock(&sample_lock);
-}
-
-void cf_sample_unlock_all(void)
-{
-    pthread_mutex_unlock(&sample_lock);
 }
 
 int cf_sample_resolve_device(int device)
@@ -71,25 +65,12 @@ static bool current_device_is(const struct cf_driver *drv, int device)
     return drv->cuCtxGetDevice(&dev) == CUDA_SUCCESS && (int)dev == device;
 }
 
-static void store_footprint(int device, uint64_t used, uint64_t total)
+static void store_meminfo(int device, uint64_t used, uint64_t total)
 {
-    struct cf_device_stats *d = &cf_rec.dev[device];
-    uint64_t live = __atomic_load_n(&d->live_bytes, __ATOMIC_RELAXED);
-    pthread_mutex_lock(&sample_lock);
-    d->total_bytes = total;
-    /* What was in use before our first sample and is not the application's
-     * allocations: the context, the runtime, other processes. */
-    if (d->footprint_samples++ == 0) {
-        /* Our live bytes occupy at most their 2 MiB pages (small blocks share pages),
-         * so round them up before taking them out of the baseline. */
-        uint64_t ours = (live + (2u << 20) - 1) & ~(uint64_t)((2u << 20) - 1);
-        d->baseline_used = used > ours ? used - ours : 0;
-    }
-    if (used > d->peak_footprint) {
-        d->peak_footprint = used;
-        d->live_at_peak_footprint = live;
-    }
-    pthread_mutex_unlock(&sample_lock);
+    uint64_t now = cf_now_ns();
+    struct cf_event e = {.type = CF_EV_MEMINFO, .device = device, .t_ns = now, .v = {used, total}};
+    e.seq = cf_fp_meminfo(device, used, total, now);
+    cf_emit(&e);
 }
 
 static void sample_footprint(const struct cf_driver *drv, int device)
@@ -97,10 +78,10 @@ static void sample_footprint(const struct cf_driver *drv, int device)
     size_t free_b, total_b;
     if (drv->cuMemGetInfo == NULL || !current_device_is(drv, device)) return;
     if (drv->cuMemGetInfo(&free_b, &total_b) != CUDA_SUCCESS) return;
-    store_footprint(device, total_b - free_b, total_b);
+    store_meminfo(device, total_b - free_b, total_b);
 }
 
-static void sample_pool(const struct cf_driver *drv, uint64_t pool)
+static void sample_pool(const struct cf_driver *drv, uint64_t pool, int device)
 {
     static const CUmemPool_attribute attrs[] = {
         CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH,
@@ -117,25 +98,17 @@ static void sample_pool(const struct cf_driver *drv, uint64_t pool)
                                .used_cur = v[2],
                                .used_high = v[3],
                                .threshold = v[4]};
-    cf_pool_store_sample(pool, &s);
+    cf_pool_store_sample(pool, device, &s, cf_now_ns());
 }
 
-/* Claims the device's sampling slot when the interval has passed since its last
- * sample, or when live bytes grew by more than 1/16 since then: a program that
- * reaches its peak within one interval (most do, right at the start) still gets
- * its peak footprint measured within 6 %, at a cost of O(log peak) samples. */
+/* Claims the device's cross-check slot at a new footprint peak, at most once per
+ * interval. */
 static bool claim_device_slot(struct cf_device_stats *d, uint64_t now)
 {
     uint64_t last = __atomic_load_n(&d->last_sample_ns, __ATOMIC_RELAXED);
-    uint64_t live = __atomic_load_n(&d->live_bytes, __ATOMIC_RELAXED);
-    uint64_t sampled = __atomic_load_n(&d->live_at_last_sample, __ATOMIC_RELAXED);
-    bool grown = live > sampled + sampled / 16;
-    if (last != 0 && now - last < interval_ns && !grown) return false;
-    if (!__atomic_compare_exchange_n(&d->last_sample_ns, &last, now, false, __ATOMIC_RELAXED,
-                                     __ATOMIC_RELAXED))
-        return false;
-    __atomic_store_n(&d->live_at_last_sample, live, __ATOMIC_RELAXED);
-    return true;
+    if (last != 0 && now - last < interval_ns) return false;
+    return __atomic_compare_exchange_n(&d->last_sample_ns, &last, now, false, __ATOMIC_RELAXED,
+                                       __ATOMIC_RELAXED);
 }
 
 void cf_sample_after_alloc(const struct cf_alloc *a, bool new_peak, uint64_t now)
@@ -144,7 +117,7 @@ void cf_sample_after_alloc(const struct cf_alloc *a, bool new_peak, uint64_t now
     bool want_dev = new_peak && a->device >= 0 && a->device < CF_MAX_DEVICES &&
                     claim_device_slot(&cf_rec.dev[a->device], now);
     bool want_pool =
-        a->kind == CF_KIND_POOL && a->pool && cf_pool_claim_sample(a->pool, now, interval_ns);
+        a->kind == CF_KIND_POOL && a->pool && cf_pool_wants_read(a->pool, now, interval_ns);
     if ((!want_dev && !want_pool) || !may_call_driver()) return;
     const struct cf_driver *drv = cf_driver();
     if (drv->cuMemPoolGetAttribute == NULL) want_pool = false;
@@ -155,50 +128,46 @@ void cf_sample_after_alloc(const struct cf_alloc *a, bool new_peak, uint64_t now
         return;
     }
     if (want_dev) sample_footprint(drv, a->device);
-    if (want_pool) sample_pool(drv, a->pool);
+    if (want_pool) sample_pool(drv, a->pool, a->device);
 }
 
-void cf_sample_oom(const struct cf_alloc_info *ai, int device, struct cf_site *site, uint64_t now)
+void cf_sample_pool_now(uint64_t pool, int device)
+{
+    if (!may_call_driver()) return;
+    const struct cf_driver *drv = cf_driver();
+    if (drv->cuMemPoolGetAttribute) sample_pool(drv, pool, device);
+}
+
+void cf_sample_oom(uint64_t stream, int device, uint64_t *free_out, uint64_t *total_out)
 {
     const struct cf_driver *drv = may_call_driver() ? cf_driver() : NULL;
     size_t free_b = 0, total_b = 0;
-    if (drv && drv->cuMemGetInfo && !stream_capturing(drv, ai->stream) &&
+    if (drv && drv->cuMemGetInfo && !stream_capturing(drv, stream) &&
         current_device_is(drv, device))
         if (drv->cuMemGetInfo(&free_b, &total_b) != CUDA_SUCCESS) free_b = total_b = 0;
-    pthread_mutex_lock(&sample_lock);
-    if (cf_rec.nooms < CF_MAX_OOMS) {
-        cf_rec.ooms[cf_rec.nooms++] = (struct cf_oom){.api = ai->api,
-                                                      .device = device,
-                                                      .request = ai->requested,
-                                                      .free_bytes = free_b,
-                                                      .total_bytes = total_b,
-                                                      .t_ns = now,
-                                                      .site = site};
-    } else {
-        cf_rec.ooms_dropped++;
-    }
-    pthread_mutex_unlock(&sample_lock);
+    *free_out = free_b;
+    *total_out = total_b;
 }
 
-static void raise_to(uint64_t *high, uint64_t v)
-{
-    if (v > *high) *high = v;
-}
-
+/* The graph pool's current figures are a footprint series; its high-water marks
+ * are kept for the report's graph section. */
 static void sample_graph_device(const struct cf_driver *drv, int i)
 {
     CUdevice dev;
-    cuuint64_t reserved = 0, used = 0;
-    if (drv->cuDeviceGet(&dev, i) != CUDA_SUCCESS ||
-        drv->cuDeviceGetGraphMemAttribute(dev, CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH, &reserved) !=
-            CUDA_SUCCESS ||
-        drv->cuDeviceGetGraphMemAttribute(dev, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, &used) !=
-            CUDA_SUCCESS)
-        return;
-    pthread_mutex_lock(&sample_lock);
-    raise_to(&cf_rec.graph.reserved_high[i], reserved);
-    raise_to(&cf_rec.graph.used_high[i], used);
-    pthread_mutex_unlock(&sample_lock);
+    cuuint64_t v[4] = {0};
+    static const CUgraphMem_attribute attrs[4] = {
+        CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT,
+        CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH};
+    if (drv->cuDeviceGet(&dev, i) != CUDA_SUCCESS) return;
+    for (unsigned k = 0; k < 4; k++)
+        if (drv->cuDeviceGetGraphMemAttribute(dev, attrs[k], &v[k]) != CUDA_SUCCESS) return;
+    uint64_t now = cf_now_ns();
+    struct cf_event e = {.type = CF_EV_GRAPH_HIGH, .device = i, .t_ns = now, .v = {v[2], v[3]}};
+    cf_apply_graph_high(&e);
+    cf_emit(&e);
+    if (v[0] == cf_rec.dev[i].graph_reserved && v[1] == cf_rec.dev[i].graph_used) return;
+    uint64_t seq = cf_fp_series(i, CF_SERIES_GRAPH, (int64_t)v[0], v[1], now);
+    cf_trace_series(seq, now, i, CF_SERIES_GRAPH, v[0], v[1]);
 }
 
 static void sample_graph_memory(const struct cf_driver *drv)
@@ -209,16 +178,12 @@ static void sample_graph_memory(const struct cf_driver *drv)
             sample_graph_device(drv, i);
 }
 
-/* After a graph launch: the graph pool's high water, read while the context is
- * alive (at exit the runtime may have torn it down already). Rate-limited like
- * the footprint samples; never on a capturing stream. */
+/* After a graph launch the graph pool may have grown: read it, exactly, once the
+ * program has graph memory nodes (programs without them pay nothing). Never on
+ * a capturing stream. */
 void cf_rec_graph_launched(uint64_t stream)
 {
-    static uint64_t last;
-    if (!may_call_driver()) return;
-    uint64_t now = cf_now_ns(), prev = __atomic_load_n(&last, __ATOMIC_RELAXED);
-    if (prev != 0 && now - prev < interval_ns) return;
-    if (!__atomic_compare_exchange_n(&last, &prev, now, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+    if (!may_call_driver() || __atomic_load_n(&cf_rec.graph.alloc_nodes, __ATOMIC_RELAXED) == 0)
         return;
     const struct cf_driver *drv = cf_driver();
     CUdevice dev;
@@ -248,7 +213,7 @@ bool cf_rec_sample_final(void)
         uint64_t pools[FINAL_POOLS_MAX];
         unsigned n = cf_pool_handles(pools, FINAL_POOLS_MAX);
         for (unsigned i = 0; i < n; i++)
-            sample_pool(drv, pools[i]);
+            sample_pool(drv, pools[i], -1);
     }
     sample_graph_memory(drv);
     return true;

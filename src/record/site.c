@@ -17,8 +17,10 @@ void cf_site_unlock(void)
     pthread_mutex_unlock(&site_lock);
 }
 
+static uint32_t next_id = 1;
+
 static struct cf_site *find_or_add(uint64_t hash, enum cf_api api, const uintptr_t *frames,
-                                   uint32_t nframes)
+                                   uint32_t nframes, bool *created)
 {
     struct cf_site *s;
     HASH_FIND(hh, cf_rec.sites, &hash, sizeof hash, s);
@@ -27,10 +29,22 @@ static struct cf_site *find_or_add(uint64_t hash, enum cf_api api, const uintptr
     if (s == NULL) return NULL;
     memset(s, 0, sizeof *s);
     s->hash = hash;
+    s->id = next_id++;
     s->api = api;
     s->nframes = nframes;
     memcpy(s->frames, frames, nframes * sizeof *frames);
     HASH_ADD(hh, cf_rec.sites, hash, sizeof s->hash, s);
+    *created = true;
+    return s;
+}
+
+struct cf_site *cf_site_get(uint64_t hash, enum cf_api api, const uintptr_t *frames,
+                            uint32_t nframes, bool *created)
+{
+    *created = false;
+    pthread_mutex_lock(&site_lock);
+    struct cf_site *s = find_or_add(hash, api, frames, nframes, created);
+    pthread_mutex_unlock(&site_lock);
     return s;
 }
 
@@ -44,13 +58,12 @@ static void note_size(struct cf_site *s, uint64_t size)
     if (s->distinct_sizes <= CF_SITE_SIZES) s->distinct_sizes++;
 }
 
-struct cf_site *cf_site_alloc(uint64_t hash, enum cf_api api, const uintptr_t *frames,
-                              uint32_t nframes, uint64_t size, bool ok, uint64_t now)
+void cf_site_count(struct cf_site *s, uint64_t size, bool ok, uint64_t now)
 {
+    if (s == NULL) return;
     pthread_mutex_lock(&site_lock);
-    struct cf_site *s = find_or_add(hash, api, frames, nframes);
-    if (s && !ok) s->failures++;
-    if (s && ok) {
+    if (!ok) s->failures++;
+    if (ok) {
         s->calls++;
         s->bytes += size;
         s->live_bytes += size;
@@ -63,7 +76,6 @@ struct cf_site *cf_site_alloc(uint64_t hash, enum cf_api api, const uintptr_t *f
         note_size(s, size);
     }
     pthread_mutex_unlock(&site_lock);
-    return s;
 }
 
 void cf_site_free(struct cf_site *s, uint64_t size, uint64_t lifetime_ns)

@@ -239,43 +239,64 @@ static void top_holders(const struct cf_snap *s, char *out, size_t n)
     if (len == 0) snprintf(out, n, "no recorded call site");
 }
 
+static uint64_t above(uint64_t held, uint64_t live)
+{
+    return held > live ? held - live : 0;
+}
+
+/* At the footprint peak, what the device held beyond live bytes, part by part
+ * (all exact: the parts are what the footprint is computed from). */
+static void footprint_rule(struct cf_snap *s, const struct cf_dev_view *v,
+                           const struct cf_device_stats *ds, int top)
+{
+    char a[32], b[32], c[32], d[32], e[32], g[32];
+    const struct cf_fp_parts *p = &ds->at_peak;
+    uint64_t live = ds->live_at_peak_footprint;
+    uint64_t extra = above(v->peak_footprint, live);
+    if (extra < CF_FOOTPRINT_MIN_BYTES || v->peak_footprint < CF_FOOTPRINT_RATIO * (double)live)
+        return;
+    struct cf_finding *f =
+        add(s, "footprint-over-live", extra >= CF_FOOTPRINT_HIGH_BYTES ? "high" : "medium", top);
+    if (f == NULL) return;
+    uint64_t pages = above(p->raw, p->raw_live), pool = above(p->pool, p->pool_live);
+    uint64_t graph = above(p->graph, p->graph_used), arena = above(p->arena, p->arena_live);
+    const char *cause =
+        pages >= pool && pages >= graph && pages >= arena
+            ? "partly used 2 MiB pages of cudaMalloc/cuMemAlloc: the driver backs every 2 MiB "
+              "page a live allocation touches, so freed holes between live blocks and sizes "
+              "just above a 2 MiB multiple hold memory; request 2 MiB multiples, allocate "
+              "long-lived buffers first, or sub-allocate from one block (or try --arena)"
+        : pool >= graph && pool >= arena
+            ? "the reserve of stream-ordered pools: trim them (cudaMemPoolTrimTo) or lower their "
+              "release threshold"
+        : graph >= arena ? "the graph memory pool: trim it (cudaDeviceGraphMemTrim) between "
+                           "graph phases"
+                         : "cudafrag's arena (mapped but free)";
+    title(f, "device %d: at its footprint peak %s, %s (%.0f%%) was not live", v->device,
+          cf_fmt_bytes(v->peak_footprint, a, sizeof a), cf_fmt_bytes(extra, b, sizeof b),
+          100.0 * (double)extra / (double)v->peak_footprint);
+    advice(f,
+           "Held beyond live bytes: page waste %s, pool reserve %s, graph pool %s, arena %s. "
+           "Largest part: %s.",
+           cf_fmt_bytes(pages, c, sizeof c), cf_fmt_bytes(pool, d, sizeof d),
+           cf_fmt_bytes(graph, e, sizeof e), cf_fmt_bytes(arena, g, sizeof g), cause);
+    num(f, "peak_footprint_bytes", (double)v->peak_footprint);
+    num(f, "live_at_peak_footprint_bytes", (double)live);
+    num(f, "page_waste_bytes", (double)pages);
+    num(f, "pool_reserve_bytes", (double)pool);
+    num(f, "graph_reserve_bytes", (double)graph);
+    num(f, "arena_slack_bytes", (double)arena);
+}
+
 static void device_rules(struct cf_snap *s, bool site_waste)
 {
-    char a[32], b[32], c[32], d[32], e[32];
+    char a[32], b[32];
     for (unsigned i = 0; i < s->ndevs; i++) {
         const struct cf_dev_view *v = &s->devs[i];
         const struct cf_device_stats *ds = &s->rec.dev[v->device];
         int top = s->nsites ? (int)s->by_peak[0] : -1;
         struct cf_finding *f;
-        if (v->peak_live && v->peak_footprint > CF_FOOTPRINT_RATIO * (double)v->peak_live &&
-            (f = add(s, "footprint-over-live", "high", top))) {
-            uint64_t extra = v->peak_footprint - v->peak_live;
-            uint64_t rounding =
-                ds->peak_granted > ds->peak_requested ? ds->peak_granted - ds->peak_requested : 0;
-            uint64_t reserve = pool_reserve_on(s, v->device);
-            uint64_t other = extra > rounding + reserve ? extra - rounding - reserve : 0;
-            const char *main_cause =
-                rounding >= reserve && rounding >= other
-                    ? "rounding waste: request 2 MiB multiples or sub-allocate small buffers"
-                : reserve >= other ? "pool reserve: trim pools (cudaMemPoolTrimTo) or lower their "
-                                     "release threshold"
-                                   : "memory outside recorded allocations: a caching allocator, "
-                                     "cudafrag's arena, libraries or other contexts";
-            title(f, "device %d: peak footprint %s is %.2fx the peak live %s", v->device,
-                  cf_fmt_bytes(v->peak_footprint, a, sizeof a),
-                  (double)v->peak_footprint / (double)v->peak_live,
-                  cf_fmt_bytes(v->peak_live, b, sizeof b));
-            advice(f,
-                   "Of the %s above live: rounding waste %s, pool reserve %s, other %s. Largest "
-                   "part: %s.",
-                   cf_fmt_bytes(extra, c, sizeof c), cf_fmt_bytes(rounding, d, sizeof d),
-                   cf_fmt_bytes(reserve, e, sizeof e), cf_fmt_bytes(other, a, sizeof a),
-                   main_cause);
-            num(f, "peak_footprint_bytes", (double)v->peak_footprint);
-            num(f, "peak_live_bytes", (double)v->peak_live);
-            num(f, "rounding_waste_bytes", (double)rounding);
-            num(f, "pool_reserve_bytes", (double)reserve);
-        }
+        footprint_rule(s, v, ds, top);
         if (!site_waste && v->internal_waste > CF_ROUNDING_WASTE &&
             (f = add(s, "rounding-waste", "medium", top))) {
             title(f,

@@ -155,15 +155,16 @@ static void site_stats(struct json *j, const struct cf_snap *s, unsigned idx)
 
 static void header(struct json *j, const struct cf_snap *s)
 {
-    extern char *program_invocation_name;
-    k_int(j, "schema_version", 1);
+    k_int(j, "schema_version", 2);
     k_str(j, "cudafrag_version", CUDAFRAG_VERSION);
     k_str(j, "kind", s->interim ? "interim" : "final");
     k_str(j, "reason", s->reason ? s->reason : "exit");
     open_obj(j, "program");
-    k_str(j, "name", program_invocation_name);
-    k_int(j, "pid", (long long)getpid());
-    k_str(j, "rank", cf_output_rank());
+    k_str(j, "name", s->program);
+    k_int(j, "pid", s->pid);
+    k_str(j, "rank", s->rank);
+    k_str(j, "host", s->host);
+    k_bool(j, "from_trace", s->replayed);
     k_num(j, "duration_s", s->duration_s);
     close_obj(j);
 }
@@ -184,9 +185,30 @@ static void devices(struct json *j, const struct cf_snap *s)
               ds->peak_t_ns > s->rec.start_ns ? (double)(ds->peak_t_ns - s->rec.start_ns) / 1e9
                                               : 0);
         k_u64(j, "peak_footprint_bytes", v->peak_footprint);
+        k_num(j, "peak_footprint_at_s",
+              ds->peak_footprint_t_ns > s->rec.start_ns
+                  ? (double)(ds->peak_footprint_t_ns - s->rec.start_ns) / 1e9
+                  : 0);
+        k_u64(j, "live_at_peak_footprint_bytes", ds->live_at_peak_footprint);
+        k_u64(j, "footprint_at_peak_live_bytes", ds->footprint_at_peak_live);
+        k_num(j, "fragmentation_at_peak_footprint", v->frag_at_peak_footprint);
+        k_num(j, "fragmentation_at_peak_live", v->frag_at_peak_live);
+        k_bool(j, "footprint_exact", !ds->footprint_inexact);
+        open_obj(j, "footprint_now");
+        k_u64(j, "total_bytes", ds->footprint);
+        k_u64(j, "raw_pages_bytes", ds->raw_bytes);
+        k_u64(j, "pool_reserved_bytes", ds->pool_reserved);
+        k_u64(j, "graph_reserved_bytes", ds->graph_reserved);
+        k_u64(j, "arena_mapped_bytes", ds->arena_mapped);
+        k_u64(j, "vmm_bytes", ds->vmm_bytes);
+        k_u64(j, "array_bytes", ds->array_bytes);
+        close_obj(j);
+        open_obj(j, "meminfo_cross_check");
+        k_u64(j, "samples", ds->footprint_samples);
         k_u64(j, "baseline_used_bytes", ds->baseline_used);
-        k_u64(j, "footprint_samples", ds->footprint_samples);
-        k_bool(j, "footprint_missed_peak", v->missed_peak);
+        k_u64(j, "measured_peak_bytes", ds->measured_peak);
+        k_u64(j, "max_deviation_bytes", ds->max_deviation);
+        close_obj(j);
         k_u64(j, "peak_requested_bytes", ds->peak_requested);
         k_u64(j, "peak_granted_bytes", ds->peak_granted);
         k_num(j, "internal_waste", v->internal_waste);
@@ -212,10 +234,12 @@ static void summary(struct json *j, const struct cf_snap *s)
     k_bool(j, "distinct_sizes_capped", s->rec.distinct_sizes_capped);
     k_u64(j, "host_live_bytes", s->rec.host.live_bytes);
     k_u64(j, "host_peak_live_bytes", s->rec.host.peak_live_bytes);
+    k_u64(j, "managed_live_bytes", s->rec.managed.live_bytes);
+    k_u64(j, "managed_peak_live_bytes", s->rec.managed.peak_live_bytes);
     k_bool(j, "stacks_available", !s->rec.stacks_unavailable);
     k_u64(j, "replaced_live", s->rec.replaced_live);
     k_u64(j, "capture_skips", s->rec.capture_skips);
-    k_bool(j, "footprint_sampled", !s->footprint_unsampled);
+    k_bool(j, "driver_usable", !s->driver_unusable);
     close_obj(j);
 }
 
@@ -335,7 +359,7 @@ static void fragmentation(struct json *j, const struct cf_snap *s)
     k_num(j, "pool_reserved_over_used",
           s->pool_used_high ? (double)s->pool_reserved_high / (double)s->pool_used_high : NAN);
     k_num(j, "peak_footprint_over_peak_live",
-          s->total_peak_live && s->total_peak_footprint && !s->footprint_missed_peak
+          s->total_peak_live && s->total_peak_footprint
               ? (double)s->total_peak_footprint / (double)s->total_peak_live
               : NAN);
     k_num(j, "headline", s->headline_frag);

@@ -19,11 +19,10 @@ static double pct(double ratio)
 
 static void header(const struct cf_snap *s, struct cf_buf *o)
 {
-    extern char *program_invocation_name;
     cf_buf_printf(o, "==== cudafrag %s %s report (%s) ====\n", CUDAFRAG_VERSION,
                   s->interim ? "interim" : "final", s->reason ? s->reason : "exit");
-    cf_buf_printf(o, "program   %s (pid %ld, rank %s)\n", program_invocation_name, (long)getpid(),
-                  cf_output_rank());
+    cf_buf_printf(o, "program   %s (pid %ld, rank %s)%s\n", s->program, s->pid, s->rank,
+                  s->replayed ? " -- from its trace" : "");
     cf_buf_printf(o, "duration  %s\n", T(s->duration_s));
     cf_buf_puts(o, "devices  ");
     if (s->ndevs == 0) cf_buf_puts(o, " none used");
@@ -37,30 +36,46 @@ static void header(const struct cf_snap *s, struct cf_buf *o)
     cf_buf_puts(o, "\n");
 }
 
+static double secs_since_start(const struct cf_snap *s, uint64_t t)
+{
+    return t > s->rec.start_ns ? (double)(t - s->rec.start_ns) / 1e9 : 0;
+}
+
+/* The footprint is computed from the events; cuMemGetInfo only checks it. */
+static void device_summary(const struct cf_snap *s, const struct cf_dev_view *v, struct cf_buf *o)
+{
+    const struct cf_device_stats *ds = &s->rec.dev[v->device];
+    cf_buf_printf(o, "device %d: peak live %s at +%s, peak footprint %s at +%s\n", v->device,
+                  B(v->peak_live), T(secs_since_start(s, ds->peak_t_ns)), B(v->peak_footprint),
+                  T(secs_since_start(s, ds->peak_footprint_t_ns)));
+    if (!isnan(v->frag_at_peak_footprint))
+        cf_buf_printf(o,
+                      "  at the footprint peak %.1f%% of it was not live (live %s); at the live "
+                      "peak %.1f%% (footprint %s)\n",
+                      pct(v->frag_at_peak_footprint), B(ds->live_at_peak_footprint),
+                      pct(v->frag_at_peak_live), B(ds->footprint_at_peak_live));
+    if (ds->footprint_samples)
+        cf_buf_printf(o, "  cuMemGetInfo cross-check: %llu samples, largest difference %s\n",
+                      (unsigned long long)ds->footprint_samples, B(ds->max_deviation));
+    if (ds->footprint_inexact)
+        cf_buf_puts(o, "  note: cudafrag ran out of memory for its page table: the footprint is "
+                       "a lower bound\n");
+}
+
 static void summary(const struct cf_snap *s, struct cf_buf *o)
 {
     cf_buf_puts(o, "\n-- summary --\n");
     cf_buf_printf(o, "allocations %llu, frees %llu (unknown pointers %llu), %s allocated\n",
                   (unsigned long long)s->rec.total_allocs, (unsigned long long)s->rec.total_frees,
                   (unsigned long long)s->rec.unknown_frees, B(s->total_alloc_bytes));
-    for (unsigned i = 0; i < s->ndevs; i++) {
-        const struct cf_dev_view *v = &s->devs[i];
-        const struct cf_device_stats *ds = &s->rec.dev[v->device];
-        double at =
-            ds->peak_t_ns > s->rec.start_ns ? (double)(ds->peak_t_ns - s->rec.start_ns) / 1e9 : 0;
-        cf_buf_printf(o, "device %d: peak live %s at +%s, peak footprint %s (%llu samples)\n",
-                      v->device, B(v->peak_live), T(at), B(v->peak_footprint),
-                      (unsigned long long)ds->footprint_samples);
-    }
-    if (s->footprint_unsampled)
-        cf_buf_puts(o, "note: footprint not sampled in this process (a child forked after its "
-                       "parent used CUDA may not call the driver); the footprint figures are "
-                       "the parent's, from before the fork\n");
-    if (s->footprint_missed_peak)
-        cf_buf_puts(o, "fragmentation: unknown, the footprint samples missed the live peak "
-                       "(samples are at most one per CUDAFRAG_SAMPLE_MS)\n");
-    else if (isnan(s->headline_frag))
-        cf_buf_puts(o, "fragmentation: no footprint samples\n");
+    for (unsigned i = 0; i < s->ndevs; i++)
+        device_summary(s, &s->devs[i], o);
+    if (s->driver_unusable)
+        cf_buf_puts(o, "note: a child forked after its parent used CUDA may not call the driver: "
+                       "the footprint is computed from the events (inherited ones included), "
+                       "without a cuMemGetInfo cross-check in this process\n");
+    if (isnan(s->headline_frag))
+        cf_buf_puts(o, "fragmentation: no device memory was held\n");
     else
         cf_buf_printf(o, "fragmentation 1 - peak live / peak footprint = %.1f%%\n",
                       pct(s->headline_frag));
@@ -69,6 +84,10 @@ static void summary(const struct cf_snap *s, struct cf_buf *o)
     if (s->rec.host.seen || s->rec.host.peak_live_bytes)
         cf_buf_printf(o, "pinned/registered host memory: peak live %s, live now %s\n",
                       B(s->rec.host.peak_live_bytes), B(s->rec.host.live_bytes));
+    if (s->rec.managed.seen)
+        cf_buf_printf(o,
+                      "managed memory (not in the device footprint): peak live %s, live now %s\n",
+                      B(s->rec.managed.peak_live_bytes), B(s->rec.managed.live_bytes));
     if (s->rec.stacks_unavailable)
         cf_buf_puts(o, "note: call stacks unavailable (libunwind could not be loaded); call "
                        "sites are keyed by API\n");
@@ -205,7 +224,7 @@ static void fragmentation(const struct cf_snap *s, struct cf_buf *o)
         cf_buf_printf(o, "  pool reserved / used (high water) = %s / %s = %.2f\n",
                       B(s->pool_reserved_high), B(s->pool_used_high),
                       (double)s->pool_reserved_high / (double)s->pool_used_high);
-    if (s->total_peak_live && s->total_peak_footprint && !s->footprint_missed_peak)
+    if (s->total_peak_live && s->total_peak_footprint)
         cf_buf_printf(o, "  headline peak footprint / peak live = %s / %s = %.2f\n",
                       B(s->total_peak_footprint), B(s->total_peak_live),
                       (double)s->total_peak_footprint / (double)s->total_peak_live);

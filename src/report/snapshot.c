@@ -1,12 +1,14 @@
 #include "report/snapshot.h"
 
 #include "config/config.h"
+#include "report/outpath.h"
 
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const struct cf_snap *sort_ctx; /* qsort has no context argument */
 
@@ -114,9 +116,15 @@ static int group_leaks(struct cf_snap *s)
     return 0;
 }
 
-/* Footprint is measured as device memory in use (total - free) above what was in
- * use before the first allocation, so the context's own memory is not counted as
- * fragmentation. */
+static double frag_of(uint64_t live, uint64_t footprint)
+{
+    if (footprint == 0) return NAN;
+    double f = 1.0 - (double)live / (double)footprint;
+    return f < 0 ? 0 : f;
+}
+
+/* The footprint is computed from the events (record/footprint.c): what the
+ * device held for the program, without the context's own memory. */
 static void derive_devices(struct cf_snap *s)
 {
     uint64_t req = 0, gra = 0;
@@ -126,16 +134,11 @@ static void derive_devices(struct cf_snap *s)
         struct cf_dev_view *v = &s->devs[s->ndevs++];
         v->device = d;
         v->peak_live = ds->peak_live_bytes;
-        v->peak_footprint =
-            ds->peak_footprint > ds->baseline_used ? ds->peak_footprint - ds->baseline_used : 0;
-        v->headline_frag = NAN;
-        v->missed_peak = ds->footprint_samples && v->peak_footprint < v->peak_live;
-        s->footprint_missed_peak |= v->missed_peak;
+        v->peak_footprint = ds->peak_footprint;
+        v->headline_frag = frag_of(v->peak_live, v->peak_footprint);
+        v->frag_at_peak_footprint = frag_of(ds->live_at_peak_footprint, ds->peak_footprint);
+        v->frag_at_peak_live = frag_of(ds->peak_live_bytes, ds->footprint_at_peak_live);
         s->total_peak_granted += ds->peak_granted;
-        if (ds->footprint_samples && v->peak_footprint && !v->missed_peak) {
-            double f = 1.0 - (double)v->peak_live / (double)v->peak_footprint;
-            v->headline_frag = f < 0 ? 0 : f;
-        }
         v->internal_waste = NAN;
         if (ds->peak_requested && ds->peak_granted >= ds->peak_requested)
             v->internal_waste =
@@ -147,11 +150,7 @@ static void derive_devices(struct cf_snap *s)
             gra += ds->peak_granted;
         }
     }
-    s->headline_frag = NAN;
-    if (s->total_peak_footprint && !s->footprint_missed_peak) {
-        double f = 1.0 - (double)s->total_peak_live / (double)s->total_peak_footprint;
-        s->headline_frag = f < 0 ? 0 : f;
-    }
+    s->headline_frag = frag_of(s->total_peak_live, s->total_peak_footprint);
     s->internal_waste = req ? (double)(gra - req) / (double)req : NAN;
     for (int a = 0; a < CF_API_COUNT; a++)
         if (cf_api_info[a].role == 'A') s->total_alloc_bytes += s->rec.api[a].bytes;
@@ -199,7 +198,7 @@ static void resolve_symbols(struct cf_snap *s)
             n++;
         }
     }
-    cf_symtab_resolve(&s->syms, cf_opt_bool(CF_OPT_ADDR2LINE));
+    cf_symtab_resolve(&s->syms);
 }
 
 /* Threads bump most counters of the record with atomics, outside the locks the
@@ -224,26 +223,10 @@ static void load_api(struct cf_api_stats *dst, const struct cf_api_stats *src)
     dst->ns_total = load(&src->ns_total);
 }
 
+/* Every device figure changes under its footprint lock, held here. */
 static void load_device(struct cf_device_stats *dst, const struct cf_device_stats *src)
 {
-    _Static_assert(sizeof *src == 16 * sizeof(uint64_t), "copy every field of cf_device_stats");
-    dst->seen = __atomic_load_n(&src->seen, __ATOMIC_RELAXED);
-    dst->live_bytes = load(&src->live_bytes);
-    dst->peak_live_bytes = load(&src->peak_live_bytes);
-    dst->peak_t_ns = load(&src->peak_t_ns);
-    dst->live_count = load(&src->live_count);
-    /* The footprint fields change under the sample lock, which is held here. */
-    dst->total_bytes = src->total_bytes;
-    dst->baseline_used = src->baseline_used;
-    dst->peak_footprint = src->peak_footprint;
-    dst->footprint_samples = src->footprint_samples;
-    dst->live_at_peak_footprint = src->live_at_peak_footprint;
-    dst->requested_live = load(&src->requested_live);
-    dst->granted_live = load(&src->granted_live);
-    dst->peak_requested = load(&src->peak_requested);
-    dst->peak_granted = load(&src->peak_granted);
-    dst->last_sample_ns = load(&src->last_sample_ns);
-    dst->live_at_last_sample = load(&src->live_at_last_sample);
+    *dst = *src;
 }
 
 static void load_hist(struct cf_hist *dst, const struct cf_hist *src)
@@ -256,7 +239,7 @@ static void load_hist(struct cf_hist *dst, const struct cf_hist *src)
  * copied separately. */
 static void copy_record(struct cf_record *dst, const struct cf_record *src)
 {
-    _Static_assert(sizeof *src == offsetof(struct cf_record, stacks_unavailable) + 8,
+    _Static_assert(sizeof *src == offsetof(struct cf_record, managed) + sizeof src->managed,
                    "a field added to cf_record must be copied here");
     dst->start_ns = src->start_ns;
     for (int i = 0; i < CF_API_COUNT; i++)
@@ -264,6 +247,7 @@ static void copy_record(struct cf_record *dst, const struct cf_record *src)
     for (int d = 0; d < CF_MAX_DEVICES; d++)
         load_device(&dst->dev[d], &src->dev[d]);
     load_device(&dst->host, &src->host);
+    load_device(&dst->managed, &src->managed);
     load_hist(&dst->sizes, &src->sizes);
     load_hist(&dst->lifetimes, &src->lifetimes);
     memcpy(dst->ooms, src->ooms, sizeof dst->ooms);
@@ -290,9 +274,10 @@ int cf_snap_take(struct cf_snap *s, bool interim, const char *reason, unsigned t
     s->interim = interim;
     s->reason = reason;
     s->top = top;
-    s->footprint_unsampled = !cf_rec_sample_final();
+    cf_snap_identity(s);
+    if (!cf_rec_replaying) s->driver_unusable = !cf_rec_sample_final();
     cf_rec_lock_all();
-    s->now_ns = cf_now_ns();
+    s->now_ns = cf_rec_replaying ? cf_snap_replay_end_ns : cf_now_ns();
     copy_record(&s->rec, &cf_rec);
     int rc = copy_tables(s);
     if (rc == 0) {
@@ -304,6 +289,7 @@ int cf_snap_take(struct cf_snap *s, bool interim, const char *reason, unsigned t
 
     s->duration_s = s->now_ns > s->rec.start_ns ? (double)(s->now_ns - s->rec.start_ns) / 1e9 : 0;
     cf_arena_get_stats(&s->arena, &s->shadow);
+    if (cf_rec_replaying) s->arena = cf_snap_replay_arena;
     derive_devices(s);
     s->by_peak = malloc((s->nsites + 1) * sizeof *s->by_peak);
     s->by_calls = malloc((s->nsites + 1) * sizeof *s->by_calls);
@@ -352,4 +338,26 @@ void cf_snap_site_label(const struct cf_snap *s, int site, char *out, size_t n)
         const char *file = strrchr(sym->file, '/');
         snprintf(out + len, n - (size_t)len, " %s:%u", file ? file + 1 : sym->file, sym->line);
     }
+}
+
+uint64_t cf_snap_replay_end_ns;
+struct cf_arena_stats cf_snap_replay_arena;
+struct cf_snap_who cf_snap_replay_who;
+
+void cf_snap_identity(struct cf_snap *s)
+{
+    extern char *program_invocation_name;
+    s->replayed = cf_rec_replaying;
+    if (s->replayed) {
+        snprintf(s->program, sizeof s->program, "%s", cf_snap_replay_who.program);
+        snprintf(s->rank, sizeof s->rank, "%s", cf_snap_replay_who.rank);
+        snprintf(s->host, sizeof s->host, "%s", cf_snap_replay_who.host);
+        s->pid = cf_snap_replay_who.pid;
+        return;
+    }
+    snprintf(s->program, sizeof s->program, "%s", program_invocation_name);
+    snprintf(s->rank, sizeof s->rank, "%s", cf_output_rank());
+    if (gethostname(s->host, sizeof s->host) != 0) s->host[0] = '\0';
+    s->host[sizeof s->host - 1] = '\0';
+    s->pid = (long)getpid();
 }

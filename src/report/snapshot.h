@@ -25,13 +25,17 @@ struct cf_leak {
 struct cf_dev_view {
     int device;
     uint64_t peak_live, peak_footprint; /* footprint above the pre-allocation baseline */
-    double headline_frag;               /* 1 - peak live / peak footprint; NAN unknown */
-    bool missed_peak;      /* samples, all below the live peak: they came too late or too seldom */
-    double internal_waste; /* (granted - requested) / requested at peak */
+    double headline_frag;               /* 1 - peak live / peak footprint; NAN: no footprint */
+    double frag_at_peak_footprint;      /* 1 - live / footprint at the footprint peak */
+    double frag_at_peak_live;           /* 1 - live / footprint at the live peak */
+    double internal_waste;              /* (granted - requested) / requested at peak */
 };
 
 struct cf_snap {
     bool interim;
+    bool replayed; /* from a trace, by the `cudafrag report` command */
+    char program[512], rank[64], host[128];
+    long pid;
     const char *reason;
     uint64_t now_ns;
     double duration_s;
@@ -47,8 +51,7 @@ struct cf_snap {
     unsigned ndevs;
     uint64_t total_peak_live, total_peak_footprint, total_alloc_bytes;
     uint64_t total_peak_granted; /* a lower bound of the native footprint */
-    bool footprint_missed_peak;  /* some device's samples missed its live peak */
-    bool footprint_unsampled;    /* a forked child: no samples of its own (parent's figures) */
+    bool driver_unusable;        /* a child forked after its parent used CUDA */
     double headline_frag, internal_waste;
     uint64_t pool_reserved_high, pool_used_high;
     struct cf_arena_stats arena, shadow;
@@ -58,6 +61,17 @@ struct cf_snap {
     struct cf_finding *findings;
     unsigned nfindings, findings_dropped;
 };
+
+/* The program, pid, rank and host of this process (or, replaying, of the trace). */
+void cf_snap_identity(struct cf_snap *s);
+/* Set by the replaying command from the trace: the final report's time, the
+ * arena's own figures, and the traced process's identity. */
+extern uint64_t cf_snap_replay_end_ns;
+extern struct cf_arena_stats cf_snap_replay_arena;
+extern struct cf_snap_who {
+    char program[512], rank[64], host[128];
+    long pid;
+} cf_snap_replay_who;
 
 /* Copies the record (taking and releasing the record locks), resolves symbols and
  * computes the findings. Returns 0, or -1 when memory ran out. */

@@ -2,28 +2,14 @@
 
 #include <dlfcn.h>
 #include <elf.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
-#include <limits.h>
 #include <link.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "report/elfsyms.h"
 #include "util/log.h"
-
-extern char **environ;
-
-/* Per module; addr2line on a binary with gigabytes of debug information can take
- * minutes, and the program's exit waits for the report. */
-#define ADDR2LINE_DEADLINE_MS 20000
 
 static int cmp_sym(const void *a, const void *b)
 {
@@ -125,197 +111,25 @@ static void resolve_dladdr(struct cf_sym *s)
     s->module[blen] = '\0';
     s->offset = (uint64_t)(s->addr - (uintptr_t)di.dli_fbase);
     s->lookup = is_fixed_position(di.dli_fbase) ? (uint64_t)s->addr : s->offset;
-    if (di.dli_sname) demangle(di.dli_sname, s->function, sizeof s->function);
+    char name[sizeof s->function];
+    if (di.dli_sname)
+        demangle(di.dli_sname, s->function, sizeof s->function);
+    else if (cf_elf_symbol(s->path, (uint64_t)(s->addr - 1 - (uintptr_t)(lm ? lm->l_addr : 0)),
+                           name, sizeof name))
+        demangle(name, s->function, sizeof s->function);
 }
 
-/* posix_spawnp searches PATH itself, but a missing addr2line must be silent and
- * cost nothing, so look first. */
-static bool find_in_path(const char *prog, char *out, size_t n)
-{
-    const char *path = getenv("PATH");
-    if (path == NULL) path = "/usr/bin:/bin";
-    while (*path) {
-        const char *end = strchr(path, ':');
-        size_t len = end ? (size_t)(end - path) : strlen(path);
-        if (len > 0 && snprintf(out, n, "%.*s/%s", (int)len, path, prog) < (int)n &&
-            access(out, X_OK) == 0)
-            return true;
-        path += len + (end ? 1 : 0);
-    }
-    return false;
-}
+cf_sym_resolver cf_symtab_resolver;
 
-/* The environment without LD_PRELOAD, so addr2line is not profiled itself. */
-static char **env_without_preload(void)
-{
-    size_t n = 0;
-    while (environ && environ[n])
-        n++;
-    char **env = calloc(n + 1, sizeof *env);
-    if (env == NULL) return NULL;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0) env[k++] = environ[i];
-    env[k] = NULL;
-    return env;
-}
-
-/* Reads until EOF, or returns NULL once deadline_ms passed: a report must not
- * hold up the program's exit for long on one huge binary. */
-static char *read_all(int fd, int deadline_ms)
-{
-    size_t len = 0, cap = 8192;
-    char *buf = malloc(cap);
-    struct timespec start;
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    while (buf) {
-        if (len + 1 >= cap) {
-            char *b = realloc(buf, cap *= 2);
-            if (b == NULL) break;
-            buf = b;
-        }
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        long spent = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
-        struct pollfd pfd = {.fd = fd, .events = POLLIN};
-        int ready = spent < deadline_ms ? poll(&pfd, 1, (int)(deadline_ms - spent)) : 0;
-        if (ready < 0 && errno == EINTR) continue;
-        if (ready <= 0) break;
-        ssize_t r = read(fd, buf + len, cap - len - 1);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) {
-            buf[len] = '\0';
-            return buf;
-        }
-        len += (size_t)r;
-    }
-    free(buf);
-    return NULL;
-}
-
-/* addr2line's name replaces dladdr's when dladdr found none, or only a mangled one
- * (no demangler in the process: a C++ program that does not use libstdc++). */
-static bool needs_function(const struct cf_sym *s)
-{
-    return s->function[0] == '\0' || strncmp(s->function, "_Z", 2) == 0;
-}
-
-/* Output of `addr2line -a -f -i`: per address a "0x..." line, then function and
- * file:line pairs, innermost inline frame first. file:line comes from the first
- * pair (where the call really is); the function from the last pair, the function
- * the code was inlined into, which is the one the frame belongs to. */
-static void parse_addr2line(char *text, struct cf_sym **list, unsigned count)
-{
-    int idx = -1;
-    bool want_function = true, first_pair = true;
-    char outer[sizeof list[0]->function] = "";
-    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-        if (strncmp(line, "0x", 2) == 0 && want_function) {
-            if (idx >= 0 && (unsigned)idx < count && needs_function(list[idx]))
-                snprintf(list[idx]->function, sizeof list[idx]->function, "%s", outer);
-            idx++;
-            first_pair = true;
-            outer[0] = '\0';
-            continue;
-        }
-        if (idx < 0 || (unsigned)idx >= count) continue;
-        struct cf_sym *s = list[idx];
-        if (want_function) {
-            if (strcmp(line, "??") != 0) snprintf(outer, sizeof outer, "%s", line);
-        } else if (first_pair) {
-            first_pair = false;
-            char *colon = strrchr(line, ':');
-            unsigned ln = colon ? (unsigned)strtoul(colon + 1, NULL, 10) : 0;
-            if (ln > 0 && line[0] != '?') {
-                *colon = '\0';
-                snprintf(s->file, sizeof s->file, "%s", line);
-                s->line = ln;
-            }
-        }
-        want_function = !want_function;
-    }
-    if (idx >= 0 && (unsigned)idx < count && needs_function(list[idx]))
-        snprintf(list[idx]->function, sizeof list[idx]->function, "%s", outer);
-}
-
-static void run_addr2line(const char *tool, const char *module, struct cf_sym **list,
-                          unsigned count)
-{
-    char **argv = calloc(count + 8, sizeof *argv);
-    char *addrs = malloc((size_t)count * 24);
-    char **env = env_without_preload();
-    int pipefd[2] = {-1, -1};
-    if (!argv || !addrs || !env || pipe2(pipefd, O_CLOEXEC) != 0) goto out;
-
-    unsigned a = 0;
-    argv[a++] = (char *)"addr2line";
-    argv[a++] = (char *)"-a";
-    argv[a++] = (char *)"-f";
-    argv[a++] = (char *)"-C";
-    argv[a++] = (char *)"-i";
-    argv[a++] = (char *)"-e";
-    argv[a++] = (char *)module;
-    for (unsigned i = 0; i < count; i++) {
-        char *slot = addrs + (size_t)i * 24;
-        snprintf(slot, 24, "0x%" PRIx64, list[i]->lookup - 1);
-        argv[a++] = slot;
-    }
-    argv[a] = NULL;
-
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    pid_t pid;
-    int rc = posix_spawn(&pid, tool, &fa, NULL, argv, env);
-    posix_spawn_file_actions_destroy(&fa);
-    close(pipefd[1]);
-    pipefd[1] = -1;
-    if (rc == 0) {
-        char *text = read_all(pipefd[0], ADDR2LINE_DEADLINE_MS);
-        if (text == NULL) {
-            cf_log("addr2line took longer than %d s on %s; file:line left out (set "
-                   "CUDAFRAG_ADDR2LINE=0 to skip it)",
-                   ADDR2LINE_DEADLINE_MS / 1000, module);
-            kill(pid, SIGKILL);
-        }
-        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
-        }
-        if (text) parse_addr2line(text, list, count);
-        free(text);
-    }
-out:
-    if (pipefd[0] >= 0) close(pipefd[0]);
-    if (pipefd[1] >= 0) close(pipefd[1]);
-    free(env);
-    free(addrs);
-    free(argv);
-}
-
-void cf_symtab_resolve(struct cf_symtab *t, bool use_addr2line)
+void cf_symtab_resolve(struct cf_symtab *t)
 {
     if (t->n == 0) return;
     qsort(t->syms, t->n, sizeof t->syms[0], cmp_sym);
-    for (unsigned i = 0; i < t->n; i++)
-        resolve_dladdr(&t->syms[i]);
-
-    char tool[PATH_MAX];
-    if (!use_addr2line || !find_in_path("addr2line", tool, sizeof tool)) return;
-    struct cf_sym **list = malloc(t->n * sizeof *list);
-    bool *done = calloc(t->n, sizeof *done);
-    if (list && done) {
-        for (unsigned i = 0; i < t->n; i++) {
-            if (done[i] || t->syms[i].path[0] == '\0') continue;
-            unsigned count = 0;
-            for (unsigned j = i; j < t->n; j++) {
-                if (done[j] || strcmp(t->syms[j].path, t->syms[i].path) != 0) continue;
-                done[j] = true;
-                list[count++] = &t->syms[j];
-            }
-            run_addr2line(tool, t->syms[i].path, list, count);
-        }
+    for (unsigned i = 0; i < t->n; i++) {
+        if (cf_symtab_resolver)
+            cf_symtab_resolver(&t->syms[i]);
+        else
+            resolve_dladdr(&t->syms[i]);
     }
-    free(done);
-    free(list);
+    cf_elf_release();
 }

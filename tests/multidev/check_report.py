@@ -97,7 +97,10 @@ def check_devices(rep, want, second, arena):
         if "footprint" in want[dev] and not arena:
             expect(f"device {dev} peak_footprint_bytes", d.get("peak_footprint_bytes"),
                    want[dev]["footprint"])
-            expect(f"device {dev} baseline_used_bytes", d.get("baseline_used_bytes"), 0)
+            expect(f"device {dev} baseline_used_bytes",
+                   d.get("meminfo_cross_check", {}).get("baseline_used_bytes"), 0)
+            expect(f"device {dev} max_deviation_bytes",
+                   d.get("meminfo_cross_check", {}).get("max_deviation_bytes"), 0)
             expect(f"device {dev} peak_granted_bytes", d.get("peak_granted_bytes"),
                    want[dev]["granted"])
 

@@ -17,7 +17,7 @@ trap 'rm -rf "$dir"' EXIT
 
 # RANK comes first; the launcher-specific variables must not win over it.
 out=$(env $arena_env LD_PRELOAD="$lib" SIMCUDA_DEVICES="$ndev" SIMCUDA_MEM=1G RANK=1 OMPI_COMM_WORLD_RANK=3 \
-    SLURM_PROCID=5 CUDAFRAG_OUTPUT="$dir/r-%r-%p" CUDAFRAG_STDERR=0 CUDAFRAG_ADDR2LINE=0 \
+    SLURM_PROCID=5 CUDAFRAG_OUTPUT="$dir/r-%r-%p" CUDAFRAG_STDERR=0 \
     "$prog" "$mode" "$second")
 rc=$?
 if [ $rc -ne 0 ]; then

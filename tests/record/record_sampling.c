@@ -1,11 +1,12 @@
 /* The documented sampling calls against the simulated driver (linked, so cudafrag
- * finds a loaded libcuda): footprint at new peaks only, pool attributes with
- * shrinks and regrows, no sample on a capturing stream, OOM events with the
- * device's free/total, and the final sample. CUDAFRAG_SAMPLE_MS=0 (test env). */
+ * finds a loaded libcuda): the computed footprint checked by cuMemGetInfo at its
+ * new peaks only, pool attributes read when the pool may have grown and after a
+ * trim (with shrinks and regrows), no sample on a capturing stream, OOM events
+ * with the device's free/total, and the final sample. CUDAFRAG_SAMPLE_MS=0. */
 #include <cuda.h>
 
 #include "check.h"
-#include "record/record.h"
+#include "record/internal.h"
 
 #define MiB (1ull << 20)
 
@@ -39,14 +40,16 @@ static void check_footprint(void)
     struct cf_device_stats *d = &cf_rec.dev[0];
     CHECK_EQ(d->footprint_samples, 1);
     CHECK_EQ(d->total_bytes, total);
-    CHECK_EQ(d->peak_footprint, used);
+    CHECK_EQ(d->peak_footprint, 64 * MiB);
     CHECK_EQ(d->baseline_used, used - 64 * MiB);
     CHECK_EQ(d->live_at_peak_footprint, 64 * MiB);
 
     CHECK_CU(cuMemAlloc(&b, 32 * MiB));
     note_alloc(CF_API_cuMemAlloc, b, 32 * MiB, NULL, NULL);
     CHECK_EQ(d->footprint_samples, 2);
-    CHECK_EQ(d->peak_footprint, used_now(&total));
+    CHECK_EQ(d->peak_footprint, used_now(&total) - d->baseline_used);
+    CHECK_EQ(d->measured_peak, d->peak_footprint);
+    CHECK_EQ(d->max_deviation, 0);
     CHECK_EQ(d->live_at_peak_footprint, 96 * MiB);
 
     /* Below the peak: no sample. */
@@ -55,6 +58,7 @@ static void check_footprint(void)
     CHECK_CU(cuMemAlloc(&b, 16 * MiB));
     note_alloc(CF_API_cuMemAlloc, b, 16 * MiB, NULL, NULL);
     CHECK_EQ(d->footprint_samples, 2);
+    CHECK_EQ(d->footprint, 80 * MiB);
 }
 
 static void check_pool(void)
@@ -63,6 +67,8 @@ static void check_pool(void)
                             .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0}};
     CUmemoryPool pool;
     CUdeviceptr p;
+    size_t total;
+    struct cf_device_stats *d = &cf_rec.dev[0];
     CHECK_CU(cuMemPoolCreate(&pool, &props));
     cf_rec_pool_seen((uint64_t)(uintptr_t)pool, 0, false, true);
     struct cf_pool *rp;
@@ -76,33 +82,49 @@ static void check_pool(void)
     CHECK_GE(rp->used_cur, 256 * MiB);
     CHECK_GE(rp->reserved_high, rp->reserved_cur);
     uint64_t reserved = rp->reserved_cur;
+    /* The pool's reserved bytes are part of the device's footprint, exactly. */
+    CHECK_EQ(d->pool_reserved, reserved);
+    CHECK_EQ(d->footprint + d->baseline_used, used_now(&total));
 
     CHECK_CU(cuMemFreeAsync(p, stream));
     CHECK(cf_rec_free(CF_API_cuMemFreeAsync, p, 0));
     CHECK_CU(cuStreamSynchronize(stream));
     CHECK_CU(cuMemPoolTrimTo(pool, 0));
     cf_rec_pool_trim((uint64_t)(uintptr_t)pool);
-    CHECK_CU(cuMemAllocFromPoolAsync(&p, 1 * MiB, pool, stream));
-    note_alloc(CF_API_cuMemAllocFromPoolAsync, p, 1 * MiB, pool, stream);
+    /* A trim gives memory back: read at once. */
     CHECK_EQ(rp->samples, 2);
     CHECK_LT(rp->reserved_cur, reserved);
     CHECK_EQ(rp->shrinks, 1);
-    CHECK_EQ(rp->regrows, 0);
+    CHECK_EQ(d->footprint + d->baseline_used, used_now(&total));
+    CHECK_CU(cuMemAllocFromPoolAsync(&p, 1 * MiB, pool, stream));
+    note_alloc(CF_API_cuMemAllocFromPoolAsync, p, 1 * MiB, pool, stream);
+    CHECK_EQ(rp->samples, 3);
+    CHECK_EQ(rp->regrows, 1);
 
     CUdeviceptr q;
     CHECK_CU(cuMemAllocFromPoolAsync(&q, 512 * MiB, pool, stream));
     note_alloc(CF_API_cuMemAllocFromPoolAsync, q, 512 * MiB, pool, stream);
-    CHECK_EQ(rp->samples, 3);
+    CHECK_EQ(rp->samples, 4);
     CHECK_EQ(rp->regrows, 1);
     CHECK_EQ(rp->trims, 1);
+    CHECK_EQ(d->footprint + d->baseline_used, used_now(&total));
+    /* No growth: the pool is not read again (once the interval is long). */
+    cf_sample_configure(60ull * 1000000000u);
+    CHECK_CU(cuMemFreeAsync(q, stream));
+    CHECK(cf_rec_free(CF_API_cuMemFreeAsync, q, 0));
+    CHECK_CU(cuMemAllocFromPoolAsync(&q, 256 * MiB, pool, stream));
+    note_alloc(CF_API_cuMemAllocFromPoolAsync, q, 256 * MiB, pool, stream);
+    CHECK_EQ(rp->samples, 4);
 }
 
 static void check_capture_and_oom(void)
 {
     uint64_t samples = cf_rec.dev[0].footprint_samples;
+    CUmemoryPool pool;
+    CHECK_CU(cuDeviceGetDefaultMemPool(&pool, 0));
     CHECK_CU(cuStreamBeginCapture(capturing, CU_STREAM_CAPTURE_MODE_RELAXED));
-    /* A new peak, but on a capturing stream: no driver call. */
-    note_alloc(CF_API_cuMemAllocAsync, 0x7000000000, 4096 * MiB, NULL, capturing);
+    /* A pool never read, but on a capturing stream: no driver call. */
+    note_alloc(CF_API_cuMemAllocAsync, 0x7000000000, 4096 * MiB, pool, capturing);
     CUgraph graph;
     CHECK_CU(cuStreamEndCapture(capturing, &graph));
     CHECK_CU(cuGraphDestroy(graph));

@@ -78,11 +78,14 @@ int main(void)
     }
     cf_rec_unlock_all();
 
-    /* Footprint samples: 10 MiB in use before the first allocation, 64 MiB
-     * more at the peak, against 4 MiB live at the peak. */
+    /* The footprint peaked at 64 MiB (the pool's reserve), against 4 MiB live at
+     * the peak; three cross-check samples, 10 MiB in use before the first
+     * allocation. */
     cf_rec.dev[0].footprint_samples = 3;
     cf_rec.dev[0].baseline_used = 10ull << 20;
-    cf_rec.dev[0].peak_footprint = (10ull << 20) + (64ull << 20);
+    cf_rec.dev[0].peak_footprint = 64ull << 20;
+    cf_rec.dev[0].live_at_peak_footprint = 4ull << 20;
+    cf_rec.dev[0].at_peak = (struct cf_fp_parts){.pool = 64ull << 20, .pool_live = 4ull << 20};
     cf_rec.dev[0].total_bytes = 16ull << 30;
 
     /* An OOM with too little free memory. */
@@ -104,12 +107,13 @@ int main(void)
     CHECK_STR(t, "shrinks 5, regrows 5");
     CHECK_STR(t, "pool reserved / used (high water) = 64.0 MiB / 4.00 MiB = 16.00");
     CHECK_STR(t, "device 0: peak live 4.00 MiB");
-    CHECK_STR(t, "peak footprint 64.0 MiB (3 samples)");
+    CHECK_STR(t, "peak footprint 64.0 MiB at +");
+    CHECK_STR(t, "cuMemGetInfo cross-check: 3 samples");
     CHECK_STR(t, "fragmentation 1 - peak live / peak footprint = 93.8%");
-    CHECK_STR(t, "[high] footprint-over-live: device 0: peak footprint 64.0 MiB is 16.00x the "
-                 "peak live 4.00 MiB");
-    CHECK_STR(t, "pool reserve 60.0 MiB");
-    CHECK_STR(t, "Largest part: pool reserve");
+    CHECK_STR(t, "[medium] footprint-over-live: device 0: at its footprint peak 64.0 MiB, "
+                 "60.0 MiB (94%) was not live");
+    CHECK_STR(t, "page waste 0 B, pool reserve 60.0 MiB, graph pool 0 B, arena 0 B");
+    CHECK_STR(t, "Largest part: the reserve of stream-ordered pools");
     CHECK_STR(t, "[medium] pool-regrow: default pool 0xabc000 on device 0 returned memory 5 "
                  "times and grew back 5 times at async_allocs (");
     CHECK_STR(t, "CU_MEMPOOL_ATTR_RELEASE_THRESHOLD");

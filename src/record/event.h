@@ -1,0 +1,99 @@
+/* The record's one currency: every change to what cudafrag knows is an event.
+ * In the profiled process the hooks' calls become events that are applied to
+ * the tables (cf_rec_apply) and appended to the trace; `cudafrag report TRACE`
+ * decodes the same events and applies them in seq order to the same tables, so
+ * the exit report and the offline one come from one analysis. The encoding is
+ * documented in docs/trace-format.md. */
+#ifndef CF_RECORD_EVENT_H
+#define CF_RECORD_EVENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define CF_TRACE_MAGIC   "CFTRACE\0"
+#define CF_TRACE_VERSION 1
+#define CF_CHUNK_MAGIC   0x4b434643u /* "CFCK" */
+#define CF_CHUNK_ZSTD    1u          /* payload is one zstd frame */
+
+// clang-format off
+/* X(id, value): the numbers are part of the file format. */
+#define CF_EVENT_TYPES(X)                                                                          \
+    X(ALLOC, 1)      /* an allocation call, successful or not */                                  \
+    X(FREE, 2)       /* a free call; seq is where the memory left the live set */                 \
+    X(CALL, 3)       /* any other counted API call */                                             \
+    X(POOL, 4)       /* pool created/seen, destroyed, threshold, trim, attribute sample */        \
+    X(SERIES, 5)     /* a read footprint series: pool reserved delta, graph pool, arena */        \
+    X(MEMINFO, 6)    /* cuMemGetInfo cross-check sample */                                         \
+    X(GRAPH_HIGH, 7) /* graph memory pool high-water marks */                                     \
+    X(SITE, 8)       /* a call site: its stack as (module, offset) frames */                      \
+    X(MODULE, 9)     /* a loaded object: path, load bias, build-id */                             \
+    X(MARK, 10)      /* cudafrag_mark() from the program */                                       \
+    X(END, 11)       /* the final report was taken here; the arena's own figures */               \
+    X(GRAPH_NODE, 12) /* a graph memory free node was added */
+// clang-format on
+enum cf_ev_type {
+#define CF_EV_ENUM(id, v) CF_EV_##id = v,
+    CF_EVENT_TYPES(CF_EV_ENUM)
+#undef CF_EV_ENUM
+};
+
+/* ALLOC flags. */
+#define CF_EVF_ARENA     0x01u /* served by cudafrag's arena */
+#define CF_EVF_GRAPH     0x02u /* made while capturing: a graph allocation node */
+#define CF_EVF_OOM       0x04u /* failed with an out-of-memory code; v[0..1] = free, total */
+#define CF_EVF_SHADOW    0x08u /* feeds the host-only arena model */
+#define CF_EVF_ESTIMATED 0x10u /* granted is the documented rounding estimate */
+
+/* POOL operations. */
+enum cf_pool_op {
+    CF_POOL_SEEN = 1,      /* flags: 1 default, 2 created by the app */
+    CF_POOL_DESTROYED = 2, /* reserved bytes go back to the device */
+    CF_POOL_THRESHOLD = 3, /* v[0] = release threshold */
+    CF_POOL_TRIM = 4,
+    CF_POOL_SAMPLE = 5, /* v[0..4] = reserved cur/high, used cur/high, threshold */
+};
+
+#define CF_EV_STR_MAX 4096
+
+/* A decoded event. Which fields mean something depends on type. */
+struct cf_event {
+    uint8_t type, api, flags, op;
+    int32_t device;
+    uint32_t tid;
+    int32_t result;
+    uint32_t site;
+    uint64_t seq, t_ns;
+    uint64_t addr, size, granted, stream, pool, ns;
+    uint64_t v[8];
+    /* SITE: frames; MODULE: path and build-id; MARK: text. Points into the
+     * decoder's buffer or the caller's memory. */
+    uint32_t nframes;
+    const uint64_t *frames; /* SITE: module id << 40 | offset */
+    const char *str, *str2;
+    uint32_t len, len2;
+};
+
+#define CF_FRAME_MODULE(f) ((uint32_t)((f) >> 40))
+#define CF_FRAME_OFFSET(f) ((f) & ((1ull << 40) - 1))
+#define CF_FRAME(mod, off) (((uint64_t)(mod) << 40) | ((off) & ((1ull << 40) - 1)))
+
+/* ---- encoding (trace_codec.c), shared by the writer and the reader ---- */
+struct cf_enc {
+    uint8_t *buf;
+    uint32_t len, cap;
+    uint64_t prev_seq, prev_t, prev_addr; /* deltas restart at each chunk */
+};
+/* Appends e; false when it does not fit (the buffer is left as it was). */
+bool cf_ev_encode(struct cf_enc *enc, const struct cf_event *e);
+/* Upper bound of one encoded event. */
+uint32_t cf_ev_max_size(const struct cf_event *e);
+
+struct cf_dec {
+    const uint8_t *p, *end;
+    uint64_t prev_seq, prev_t, prev_addr;
+    uint64_t frames[64];
+};
+/* 1: decoded, 0: end of buffer, -1: malformed. */
+int cf_ev_decode(struct cf_dec *dec, struct cf_event *e);
+
+#endif

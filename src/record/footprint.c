@@ -1,0 +1,263 @@
+/* What each device holds after every event, computed from the events alone, and
+ * the live bytes beside it, both under one lock per device so that "live at the
+ * footprint peak" and "footprint at the live peak" are read at the same instant.
+ *
+ * Raw driver allocations (cudaMalloc/cuMemAlloc families) hold exactly the 2 MiB
+ * pages their live [addr, addr + size) ranges touch (measured on an H200, see
+ * docs/recording.md). Live ranges never overlap, so a page strictly inside one
+ * allocation belongs to it alone: only an allocation's first and last pages can
+ * be shared, and only those are reference-counted. That keeps every event O(1)
+ * however large the allocation. Pools, the graph pool, the arena, VMM handles
+ * and arrays add their own series. Every event takes its place in the global
+ * order (seq) here, under the device lock, so a replay of the trace in seq order
+ * walks each device through the same states. */
+#include <string.h>
+
+#include "arena/arena.h"
+#include "record/internal.h"
+
+#define PAGE_SHIFT 21
+
+struct page_ref {
+    uint64_t page; /* key */
+    uint64_t refs;
+    UT_hash_handle hh;
+};
+
+struct fp_dev {
+    pthread_mutex_t lock;
+    struct page_ref *edges; /* first/last pages of live raw allocations */
+    uint64_t interior_pages, edge_pages;
+};
+
+/* Devices, then pinned host memory, then managed memory (no footprint). */
+#define FP_HOST    CF_MAX_DEVICES
+#define FP_MANAGED (CF_MAX_DEVICES + 1)
+static struct fp_dev fp[CF_MAX_DEVICES + 2] = {
+    [0 ... CF_MAX_DEVICES + 1] = {.lock = PTHREAD_MUTEX_INITIALIZER},
+};
+static uint64_t next_seq = 1;
+
+uint64_t cf_seq_next(void)
+{
+    return __atomic_fetch_add(&next_seq, 1, __ATOMIC_RELAXED);
+}
+
+static int slot_of(enum cf_kind kind, int device)
+{
+    if (kind == CF_KIND_HOST) return FP_HOST;
+    if (kind == CF_KIND_MANAGED) return FP_MANAGED;
+    if (kind == CF_KIND_GRAPH || device < 0 || device >= CF_MAX_DEVICES) return -1;
+    return device;
+}
+
+static struct cf_device_stats *stats_of(int slot)
+{
+    if (slot == FP_HOST) return &cf_rec.host;
+    if (slot == FP_MANAGED) return &cf_rec.managed;
+    return &cf_rec.dev[slot];
+}
+
+/* A node that cannot be allocated leaves the page count low: say so, once. */
+static void edge_ref(struct fp_dev *f, struct cf_device_stats *d, uint64_t page, int sign)
+{
+    struct page_ref *r;
+    HASH_FIND(hh, f->edges, &page, sizeof page, r);
+    if (sign > 0) {
+        if (r == NULL) {
+            r = cf_meta_alloc(sizeof *r);
+            if (r == NULL) {
+                d->footprint_inexact = true;
+                return;
+            }
+            r->page = page;
+            r->refs = 0;
+            HASH_ADD(hh, f->edges, page, sizeof r->page, r);
+            f->edge_pages++;
+        }
+        r->refs++;
+    } else if (r != NULL && --r->refs == 0) {
+        HASH_DELETE(hh, f->edges, r);
+        cf_meta_free(r, sizeof *r);
+        f->edge_pages--;
+    }
+}
+
+static void raw_range(struct fp_dev *f, struct cf_device_stats *d, uint64_t addr, uint64_t size,
+                      int sign)
+{
+    if (size == 0) return;
+    uint64_t first = addr >> PAGE_SHIFT, last = (addr + size - 1) >> PAGE_SHIFT;
+    edge_ref(f, d, first, sign);
+    if (last != first) edge_ref(f, d, last, sign);
+    if (last > first + 1) f->interior_pages += (uint64_t)sign * (last - first - 1);
+    d->raw_bytes = (f->interior_pages + f->edge_pages) << PAGE_SHIFT;
+}
+
+static uint64_t footprint_of(const struct cf_device_stats *d)
+{
+    return d->raw_bytes + d->pool_reserved + d->graph_reserved + d->arena_mapped + d->vmm_bytes +
+           d->array_bytes;
+}
+
+/* The peaks, after the device's state changed at time now; true when the
+ * footprint reached a new peak. */
+static bool note_peaks(struct cf_device_stats *d, uint64_t now)
+{
+    uint64_t f = footprint_of(d);
+    bool new_peak = f > d->peak_footprint;
+    d->footprint = f;
+    if (new_peak) {
+        d->peak_footprint = f;
+        d->peak_footprint_t_ns = now;
+        d->live_at_peak_footprint = d->live_bytes;
+        d->at_peak = (struct cf_fp_parts){.raw = d->raw_bytes,
+                                          .raw_live = d->raw_live,
+                                          .pool = d->pool_reserved,
+                                          .pool_live = d->pool_live,
+                                          .graph = d->graph_reserved,
+                                          .graph_used = d->graph_used,
+                                          .arena = d->arena_mapped,
+                                          .arena_live = d->arena_live,
+                                          .vmm = d->vmm_bytes};
+    }
+    if (d->live_bytes > d->peak_live_bytes) {
+        d->peak_live_bytes = d->live_bytes;
+        d->peak_t_ns = now;
+        d->footprint_at_peak_live = f;
+    }
+    return new_peak;
+}
+
+static uint64_t granted_of(const struct cf_alloc *a)
+{
+    return a->granted ? a->granted : a->requested;
+}
+
+/* The footprint series an allocation adds to (sign +1) or takes from (-1). */
+static void apply_kind(struct fp_dev *f, struct cf_device_stats *d, const struct cf_alloc *a,
+                       int sign)
+{
+    uint64_t g = granted_of(a);
+    if (a->kind == CF_KIND_DEVICE && !a->arena) {
+        raw_range(f, d, a->addr, a->requested, sign);
+        d->raw_live += (uint64_t)sign * a->requested;
+    } else if (a->arena) {
+        d->arena_live += (uint64_t)sign * a->requested;
+    } else if (a->kind == CF_KIND_POOL) {
+        d->pool_live += (uint64_t)sign * a->requested;
+    } else if (a->kind == CF_KIND_VMM)
+        d->vmm_bytes += (uint64_t)sign * g;
+    else if (a->kind == CF_KIND_ARRAY)
+        d->array_bytes += (uint64_t)sign * g;
+}
+
+/* The arena maps before it hands a block out and unmaps after a free: read its
+ * figure at each of its events (replays take it from the trace instead). */
+static void follow_arena(struct cf_device_stats *d, int device, const struct cf_alloc *a,
+                         uint64_t now)
+{
+    if (!a->arena || cf_rec_replaying) return;
+    uint64_t mapped = cf_arena_mapped_now(device);
+    if (mapped == d->arena_mapped) return;
+    d->arena_mapped = mapped;
+    note_peaks(d, now);
+    cf_trace_series(cf_seq_next(), now, device, CF_SERIES_ARENA, mapped, 0);
+}
+
+static uint64_t account(const struct cf_alloc *a, int sign, uint64_t now, bool *new_peak)
+{
+    int slot = slot_of(a->kind, a->device);
+    if (slot < 0) return cf_seq_next();
+    struct fp_dev *f = &fp[slot];
+    struct cf_device_stats *d = stats_of(slot);
+    pthread_mutex_lock(&f->lock);
+    if (slot < CF_MAX_DEVICES) follow_arena(d, slot, a, now);
+    uint64_t seq = cf_seq_next();
+    d->seen = true;
+    d->live_count += (uint64_t)sign;
+    d->live_bytes += (uint64_t)sign * a->requested;
+    d->requested_live += (uint64_t)sign * a->requested;
+    d->granted_live += (uint64_t)sign * granted_of(a);
+    if (d->requested_live > d->peak_requested) d->peak_requested = d->requested_live;
+    if (d->granted_live > d->peak_granted) d->peak_granted = d->granted_live;
+    if (slot < CF_MAX_DEVICES) apply_kind(f, d, a, sign);
+    bool peak = note_peaks(d, now) && slot < CF_MAX_DEVICES;
+    pthread_mutex_unlock(&f->lock);
+    if (new_peak) *new_peak = peak;
+    return seq;
+}
+
+uint64_t cf_fp_alloc(const struct cf_alloc *a, bool *new_peak)
+{
+    return account(a, +1, a->t_ns, new_peak);
+}
+
+uint64_t cf_fp_free(const struct cf_alloc *a, uint64_t now)
+{
+    return account(a, -1, now, NULL);
+}
+
+/* A series that is read, not derived: a pool's reserved bytes (delta), the graph
+ * pool's reserved and used bytes, the arena's mapped bytes (absolute). Returns
+ * the event's seq. */
+uint64_t cf_fp_series(int device, enum cf_series series, int64_t value, uint64_t used, uint64_t now)
+{
+    if (device < 0 || device >= CF_MAX_DEVICES) return cf_seq_next();
+    struct fp_dev *f = &fp[device];
+    struct cf_device_stats *d = &cf_rec.dev[device];
+    pthread_mutex_lock(&f->lock);
+    uint64_t seq = cf_seq_next();
+    d->seen = true;
+    switch (series) {
+    case CF_SERIES_POOL:
+        d->pool_reserved += (uint64_t)value;
+        break;
+    case CF_SERIES_GRAPH:
+        /* Graph allocations in use are live bytes of the program too. */
+        d->live_bytes = d->live_bytes - d->graph_used + used;
+        d->graph_used = used;
+        d->graph_reserved = (uint64_t)value;
+        break;
+    case CF_SERIES_ARENA:
+        d->arena_mapped = (uint64_t)value;
+        break;
+    }
+    note_peaks(d, now);
+    pthread_mutex_unlock(&f->lock);
+    return seq;
+}
+
+/* The first sample fixes the baseline: what the device held beyond our events
+ * (the context, the runtime, other processes). Each later one is held against
+ * the computed footprint of the same instant: the deviation is the error. */
+uint64_t cf_fp_meminfo(int device, uint64_t used, uint64_t total, uint64_t now)
+{
+    if (device < 0 || device >= CF_MAX_DEVICES) return cf_seq_next();
+    struct fp_dev *f = &fp[device];
+    struct cf_device_stats *d = &cf_rec.dev[device];
+    pthread_mutex_lock(&f->lock);
+    uint64_t seq = cf_seq_next();
+    d->total_bytes = total;
+    if (d->footprint_samples++ == 0)
+        d->baseline_used = used > d->footprint ? used - d->footprint : 0;
+    uint64_t measured = used > d->baseline_used ? used - d->baseline_used : 0;
+    uint64_t dev = measured > d->footprint ? measured - d->footprint : d->footprint - measured;
+    if (dev > d->max_deviation) d->max_deviation = dev;
+    if (measured > d->measured_peak) d->measured_peak = measured;
+    (void)now;
+    pthread_mutex_unlock(&f->lock);
+    return seq;
+}
+
+void cf_fp_lock_all(void)
+{
+    for (unsigned i = 0; i < CF_MAX_DEVICES + 2; i++)
+        pthread_mutex_lock(&fp[i].lock);
+}
+
+void cf_fp_unlock_all(void)
+{
+    for (unsigned i = CF_MAX_DEVICES + 2; i-- > 0;)
+        pthread_mutex_unlock(&fp[i].lock);
+}

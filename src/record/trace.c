@@ -1,0 +1,381 @@
+/* The event trace (CUDAFRAG_TRACE=1): each thread appends encoded events to a
+ * block of its own under an uncontended lock; a full block, and every thread's
+ * partial block each CUDAFRAG_TRACE_FLUSH_MS, go to a writer thread that
+ * compresses it (libzstd, loaded privately) and writes it as one chunk with one
+ * write(2). A chunk is complete or absent, so a process killed with SIGKILL
+ * leaves a trace readable up to its last flushed chunk. No malloc and no stdio
+ * on the event path; the file layout is in docs/trace-format.md. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "record/internal.h"
+#include "record/trace.h"
+#include "util/log.h"
+
+#define BLOCK_BYTES (64u * 1024u)
+
+struct block {
+    struct block *next;
+    uint32_t tid, nevents;
+    struct cf_enc enc;
+    uint8_t data[BLOCK_BYTES];
+};
+
+struct tbuf {
+    pthread_mutex_t lock;
+    struct block *cur;
+    uint32_t tid;
+    bool dead; /* its thread exited: the writer reuses it */
+    struct tbuf *next;
+};
+
+enum { T_OFF, T_BUFFERING, T_WRITING, T_FINISHED };
+
+static int state = T_OFF; /* atomic */
+static int fd = -1;
+static uint64_t flush_ns = 200u * 1000000u;
+static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t q_cond;
+static struct block *q_head, *q_tail, *free_blocks;
+static struct tbuf *tbufs; /* every thread's, newest first; under q_lock */
+static pthread_mutex_t file_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t tbuf_key;
+static __thread struct tbuf *my_tbuf __attribute__((tls_model("initial-exec")));
+static uint64_t events_total, bytes_raw, bytes_written, chunks_lost;
+
+/* ---- libzstd, loaded privately so the preload library exports nothing new ---- */
+typedef size_t (*zstd_compress_fn)(void *, size_t, const void *, size_t, int);
+typedef unsigned (*zstd_is_error_fn)(size_t);
+static zstd_compress_fn zstd_compress;
+static zstd_is_error_fn zstd_is_error;
+static uint8_t *zbuf;
+static size_t zbuf_cap;
+
+static void load_zstd(void)
+{
+    void *h = dlopen("libzstd.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (h) {
+        zstd_compress = (zstd_compress_fn)dlsym(h, "ZSTD_compress");
+        zstd_is_error = (zstd_is_error_fn)dlsym(h, "ZSTD_isError");
+        size_t (*bound)(size_t) = (size_t(*)(size_t))dlsym(h, "ZSTD_compressBound");
+        zbuf_cap = bound ? bound(BLOCK_BYTES) : 0;
+    }
+    if (zbuf_cap)
+        zbuf = mmap(NULL, zbuf_cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (!zstd_compress || !zstd_is_error || !zbuf || zbuf == MAP_FAILED) {
+        zstd_compress = NULL;
+        zbuf = NULL;
+        cf_log("libzstd.so.1 not found: the trace is written uncompressed");
+    }
+}
+
+/* ---- blocks ---- */
+
+static struct block *block_new(uint32_t tid)
+{
+    pthread_mutex_lock(&q_lock);
+    struct block *b = free_blocks;
+    if (b) free_blocks = b->next;
+    pthread_mutex_unlock(&q_lock);
+    if (b == NULL) {
+        b = mmap(NULL, sizeof *b, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (b == MAP_FAILED) return NULL;
+    }
+    b->next = NULL;
+    b->tid = tid;
+    b->nevents = 0;
+    b->enc = (struct cf_enc){.buf = b->data, .cap = BLOCK_BYTES};
+    return b;
+}
+
+/* With q_lock held. */
+static void enqueue_locked(struct block *b)
+{
+    b->next = NULL;
+    if (q_tail)
+        q_tail->next = b;
+    else
+        q_head = b;
+    q_tail = b;
+}
+
+static void enqueue(struct block *b)
+{
+    pthread_mutex_lock(&q_lock);
+    enqueue_locked(b);
+    pthread_cond_signal(&q_cond);
+    pthread_mutex_unlock(&q_lock);
+}
+
+static void thread_gone(void *arg)
+{
+    struct tbuf *t = arg;
+    pthread_mutex_lock(&t->lock);
+    struct block *b = t->cur;
+    t->cur = NULL;
+    t->dead = true;
+    pthread_mutex_unlock(&t->lock);
+    if (b && b->nevents) enqueue(b);
+}
+
+static struct tbuf *tbuf_get(void)
+{
+    if (my_tbuf) return my_tbuf;
+    struct tbuf *t = NULL;
+    pthread_mutex_lock(&q_lock);
+    for (struct tbuf *it = tbufs; it; it = it->next)
+        if (it->dead) {
+            t = it;
+            t->dead = false;
+            break;
+        }
+    pthread_mutex_unlock(&q_lock);
+    if (t == NULL) {
+        t = cf_meta_alloc(sizeof *t);
+        if (t == NULL) return NULL;
+        memset(t, 0, sizeof *t);
+        pthread_mutex_init(&t->lock, NULL);
+        pthread_mutex_lock(&q_lock);
+        t->next = tbufs;
+        tbufs = t;
+        pthread_mutex_unlock(&q_lock);
+    }
+    t->tid = cf_tid();
+    my_tbuf = t;
+    pthread_setspecific(tbuf_key, t);
+    return t;
+}
+
+/* ---- the event path ---- */
+
+bool cf_trace_on(void)
+{
+    int s = __atomic_load_n(&state, __ATOMIC_RELAXED);
+    return s == T_BUFFERING || s == T_WRITING;
+}
+
+void cf_trace_emit(const struct cf_event *e)
+{
+    if (!cf_trace_on() || cf_rec_replaying) return;
+    struct tbuf *t = tbuf_get();
+    if (t == NULL) return;
+    pthread_mutex_lock(&t->lock);
+    if (t->cur == NULL) t->cur = block_new(t->tid);
+    struct block *full = NULL;
+    if (t->cur && !cf_ev_encode(&t->cur->enc, e)) {
+        full = t->cur;
+        t->cur = block_new(t->tid);
+        if (t->cur && !cf_ev_encode(&t->cur->enc, e)) t->cur->enc.len = 0; /* never fits */
+    }
+    if (t->cur && t->cur->enc.len) t->cur->nevents++;
+    pthread_mutex_unlock(&t->lock);
+    __atomic_add_fetch(&events_total, 1, __ATOMIC_RELAXED);
+    if (full) enqueue(full);
+}
+
+/* ---- the writer ---- */
+
+struct chunk_header {
+    uint32_t magic, flags, tid, nevents, raw_len, stored_len;
+};
+
+static void write_block(struct block *b)
+{
+    struct chunk_header h = {.magic = CF_CHUNK_MAGIC,
+                             .tid = b->tid,
+                             .nevents = b->nevents,
+                             .raw_len = b->enc.len,
+                             .stored_len = b->enc.len};
+    const void *payload = b->data;
+    if (zstd_compress) {
+        size_t n = zstd_compress(zbuf, zbuf_cap, b->data, b->enc.len, 1);
+        if (!zstd_is_error(n)) {
+            h.flags = CF_CHUNK_ZSTD;
+            h.stored_len = (uint32_t)n;
+            payload = zbuf;
+        }
+    }
+    struct iovec iov[2] = {{&h, sizeof h}, {(void *)payload, h.stored_len}};
+    ssize_t want = (ssize_t)(sizeof h + h.stored_len);
+    if (fd < 0 || writev(fd, iov, 2) != want) {
+        __atomic_add_fetch(&chunks_lost, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    bytes_raw += h.raw_len;
+    bytes_written += (uint64_t)want;
+}
+
+/* Writes every queued block; file_lock keeps chunks whole when the final flush
+ * and the writer thread meet. */
+static void drain(void)
+{
+    pthread_mutex_lock(&q_lock);
+    struct block *b = q_head;
+    q_head = q_tail = NULL;
+    pthread_mutex_unlock(&q_lock);
+    if (b == NULL) return;
+    pthread_mutex_lock(&file_lock);
+    while (b) {
+        struct block *next = b->next;
+        if (b->nevents) write_block(b);
+        pthread_mutex_lock(&q_lock);
+        b->next = free_blocks;
+        free_blocks = b;
+        pthread_mutex_unlock(&q_lock);
+        b = next;
+    }
+    pthread_mutex_unlock(&file_lock);
+}
+
+/* Takes every thread's partial block, so a crash loses at most one interval. */
+static void collect_partial(void)
+{
+    pthread_mutex_lock(&q_lock);
+    for (struct tbuf *t = tbufs; t; t = t->next) {
+        if (pthread_mutex_trylock(&t->lock) != 0) continue; /* busy now: next round */
+        struct block *b = t->cur;
+        if (b && b->nevents) {
+            t->cur = NULL;
+            enqueue_locked(b);
+        }
+        pthread_mutex_unlock(&t->lock);
+    }
+    pthread_mutex_unlock(&q_lock);
+}
+
+static void *writer(void *arg)
+{
+    (void)arg;
+    while (__atomic_load_n(&state, __ATOMIC_RELAXED) == T_WRITING) {
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += (time_t)(flush_ns / 1000000000u);
+        until.tv_nsec += (long)(flush_ns % 1000000000u);
+        if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+        pthread_mutex_lock(&q_lock);
+        int rc = 0;
+        while (q_head == NULL && rc != ETIMEDOUT &&
+               __atomic_load_n(&state, __ATOMIC_RELAXED) == T_WRITING)
+            rc = pthread_cond_timedwait(&q_cond, &q_lock, &until);
+        pthread_mutex_unlock(&q_lock);
+        if (rc == ETIMEDOUT) collect_partial();
+        drain();
+    }
+    return NULL;
+}
+
+/* ---- start and finish ---- */
+
+void cf_trace_init(uint64_t flush_ms)
+{
+    flush_ns = (flush_ms ? flush_ms : 1) * 1000000u;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&q_cond, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_key_create(&tbuf_key, thread_gone);
+    __atomic_store_n(&state, T_BUFFERING, __ATOMIC_RELAXED);
+}
+
+static int open_trace(const char *path)
+{
+    int f = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+    if (f < 0) {
+        cf_log("cannot write the trace %s (%s); tracing is off", path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(f, &st) != 0 || !S_ISREG(st.st_mode)) {
+        cf_log("%s is not a regular file; tracing is off", path);
+        close(f);
+        return -1;
+    }
+    return f;
+}
+
+static bool start_writer(void)
+{
+    sigset_t all, old;
+    pthread_t th;
+    pthread_attr_t attr;
+    sigfillset(&all);
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 256 * 1024);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    bool ok = pthread_create(&th, &attr, writer, NULL) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    return ok;
+}
+
+int cf_trace_open(const char *path, const void *header, uint32_t header_len)
+{
+    if (__atomic_load_n(&state, __ATOMIC_RELAXED) != T_BUFFERING) return -1;
+    load_zstd();
+    fd = open_trace(path);
+    uint32_t fixed[2] = {CF_TRACE_VERSION, header_len};
+    struct iovec iov[3] = {
+        {CF_TRACE_MAGIC, 8}, {fixed, sizeof fixed}, {(void *)header, header_len}};
+    if (fd >= 0 && writev(fd, iov, 3) != (ssize_t)(8 + sizeof fixed + header_len)) {
+        cf_log("cannot write the trace %s (%s); tracing is off", path, strerror(errno));
+        close(fd);
+        fd = -1;
+    }
+    if (fd < 0) {
+        __atomic_store_n(&state, T_OFF, __ATOMIC_RELAXED);
+        return -1;
+    }
+    bytes_written = 8 + sizeof fixed + header_len;
+    __atomic_store_n(&state, T_WRITING, __ATOMIC_RELAXED);
+    if (!start_writer()) cf_log("cannot start the trace writer; the trace is written at exit");
+    return 0;
+}
+
+/* Every buffered event goes to the file now; later events are not traced. */
+void cf_trace_finish(struct cf_trace_totals *totals)
+{
+    int s = __atomic_exchange_n(&state, T_FINISHED, __ATOMIC_RELAXED);
+    if (totals) *totals = (struct cf_trace_totals){0};
+    if (s != T_WRITING) return;
+    pthread_mutex_lock(&q_lock);
+    for (struct tbuf *t = tbufs; t; t = t->next) {
+        pthread_mutex_lock(&t->lock);
+        if (t->cur && t->cur->nevents) enqueue_locked(t->cur);
+        t->cur = NULL;
+        pthread_mutex_unlock(&t->lock);
+    }
+    pthread_cond_signal(&q_cond);
+    pthread_mutex_unlock(&q_lock);
+    drain();
+    pthread_mutex_lock(&file_lock);
+    if (totals)
+        *totals = (struct cf_trace_totals){.events = events_total,
+                                           .raw_bytes = bytes_raw,
+                                           .file_bytes = bytes_written,
+                                           .chunks_lost = chunks_lost};
+    pthread_mutex_unlock(&file_lock);
+}
+
+/* A child forked after tracing began must not write into its parent's file; one
+ * forked before the parent used CUDA (a launcher) is traced afresh by the caller. */
+void cf_trace_after_fork_child(void)
+{
+    if (__atomic_load_n(&state, __ATOMIC_RELAXED) == T_OFF) return;
+    tbufs = NULL;
+    my_tbuf = NULL;
+    q_head = q_tail = NULL;
+    if (fd >= 0) close(fd);
+    fd = -1;
+    __atomic_store_n(&state, T_FINISHED, __ATOMIC_RELAXED);
+}
