@@ -1,7 +1,9 @@
 /* The cudafrag command: runs a program with libcudafrag.so preloaded and the
  * CUDAFRAG_* variables set from its options, then gets out of the way (exec), so
- * the program's exit status is the command's. No shell is involved at any point. */
+ * the program's exit status is the command's. No shell is involved at any point.
+ * It also names trace frames (module, offset) offline: cudafrag symbolize. */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -11,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli/options_doc.h"
+#include "cli/symbolize_dw.h"
 #include "config/config.h"
 
 #include "cudafrag_build.h"
@@ -22,6 +25,7 @@
 static const char usage[] =
     "usage: cudafrag run [--sim] [--arena] [--stack-depth N] [--output PATTERN] [--] PROG "
     "[ARGS...]\n"
+    "       cudafrag symbolize [--build-id HEX] MODULE OFFSET...\n"
     "       cudafrag --help | --help-markdown | --version\n"
     "\n"
     "Runs PROG with libcudafrag.so preloaded; a report of its CUDA memory allocations is\n"
@@ -33,6 +37,12 @@ static const char usage[] =
     "  --stack-depth N    call-stack frames per allocation, 0 to 64 (CUDAFRAG_STACK_DEPTH)\n"
     "  --output PATTERN   report path without extension (CUDAFRAG_OUTPUT; %p pid,\n"
     "                     %e executable, %h host, %r rank, %% percent sign)\n"
+    "\n"
+    "symbolize prints the function, file:line and inlined callers of each hex OFFSET (an\n"
+    "ELF virtual address; a return address minus 1 names its call) in MODULE, one line\n"
+    "per frame, innermost first.\n"
+    "\n"
+    "  --build-id HEX     MODULE's build-id when traced: a replaced file is not read\n"
     "\n";
 
 static void die(int status, const char *fmt, const char *arg)
@@ -176,6 +186,74 @@ static int cmd_run(int argc, char **argv)
     return e == ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXEC;
 }
 
+static bool parse_offset(const char *s, uint64_t *v)
+{
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(s, &end, 16);
+    if (*s == '\0' || *s == '-' || *s == '+' || *end != '\0' || errno != 0) return false;
+    *v = x;
+    return true;
+}
+
+static void print_frames(uint64_t off, const struct cf_dw_frame *f, int n)
+{
+    if (n == 0) printf("0x%" PRIx64 " ??\n", off);
+    for (int i = 0; i < n; i++, f++) {
+        if (f->stale) {
+            printf("0x%" PRIx64 " ?? (build-id mismatch)\n", off);
+            continue;
+        }
+        printf("0x%" PRIx64 " %s %s:%u%s\n", off, *f->function ? f->function : "??",
+               *f->file ? f->file : "??", f->line, f->inlined ? " (inlined)" : "");
+    }
+}
+
+static int symbolize_offsets(const char *module, const char *build_id, char **offsets, int n)
+{
+    uint64_t off;
+    for (int i = 0; i < n; i++) {
+        if (parse_offset(offsets[i], &off)) continue;
+        fprintf(stderr, "cudafrag: offset \"%s\": expected a hexadecimal number\n%s", offsets[i],
+                usage);
+        return EXIT_USAGE;
+    }
+    struct cf_dw *dw = cf_dw_open();
+    if (dw == NULL) die(EXIT_FAILURE, "%s", "out of memory");
+    enum { MAX_FRAMES = 64 };
+    static struct cf_dw_frame frames[MAX_FRAMES];
+    int status = 0;
+    for (int i = 0; i < n && status == 0 && parse_offset(offsets[i], &off); i++) {
+        int k = cf_dw_lookup(dw, module, build_id, off, frames, MAX_FRAMES);
+        if (k < 0)
+            status = EXIT_FAILURE;
+        else
+            print_frames(off, frames, k);
+    }
+    cf_dw_close(dw);
+    return status;
+}
+
+static int cmd_symbolize(int argc, char **argv)
+{
+    const char *build_id = NULL;
+    int i = 0;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        if (strcmp(argv[i], "--") == 0) {
+            i++;
+            break;
+        } else if ((build_id = option_value("--build-id", argv, &i, argc)) == NULL) {
+            fprintf(stderr, "cudafrag: unknown option \"%s\"\n%s", argv[i], usage);
+            return EXIT_USAGE;
+        }
+    }
+    if (argc - i < 2) {
+        fprintf(stderr, "cudafrag: symbolize needs a module and an offset\n%s", usage);
+        return EXIT_USAGE;
+    }
+    return symbolize_offsets(argv[i], build_id, argv + i + 1, argc - i - 1);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -196,6 +274,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(argv[1], "run") == 0) return cmd_run(argc - 2, argv + 2);
+    if (strcmp(argv[1], "symbolize") == 0) return cmd_symbolize(argc - 2, argv + 2);
     fprintf(stderr, "cudafrag: unknown command \"%s\"\n%s", argv[1], usage);
     return EXIT_USAGE;
 }
