@@ -3,7 +3,7 @@
 # configure and build one Meson folder. Usage: . scripts/setup.sh; cf_build DIR [meson args]
 set -eu
 
-CF_PACKAGES="meson ninja-build pkg-config gcc g++ libunwind-dev libdw-dev uthash-dev binutils python3"
+CF_PACKAGES="meson ninja-build pkg-config gcc g++ libunwind-dev libdw-dev libzstd-dev uthash-dev binutils python3"
 
 cf_install_missing() {
     missing=""

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli/options_doc.h"
+#include "cli/replay.h"
 #include "cli/symbolize_dw.h"
 #include "config/config.h"
 
@@ -23,8 +24,9 @@
 #define EXIT_NOT_EXEC  126 /* ... and one it found but cannot execute */
 
 static const char usage[] =
-    "usage: cudafrag run [--sim] [--arena] [--stack-depth N] [--output PATTERN] [--] PROG "
-    "[ARGS...]\n"
+    "usage: cudafrag run [--sim] [--arena] [--trace] [--stack-depth N] [--output PATTERN] [--] "
+    "PROG [ARGS...]\n"
+    "       cudafrag report [--json] TRACE\n"
     "       cudafrag symbolize [--build-id HEX] MODULE OFFSET...\n"
     "       cudafrag --help | --help-markdown | --version\n"
     "\n"
@@ -34,9 +36,15 @@ static const char usage[] =
     "  --sim              use cudafrag's simulated CUDA device (no GPU needed)\n"
     "  --arena            serve cudaMalloc/cuMemAlloc from cudafrag's pooled arena\n"
     "                     (CUDAFRAG_ARENA=1)\n"
+    "  --trace            also write every event to <output>.cftrace (CUDAFRAG_TRACE=1)\n"
     "  --stack-depth N    call-stack frames per allocation, 0 to 64 (CUDAFRAG_STACK_DEPTH)\n"
     "  --output PATTERN   report path without extension (CUDAFRAG_OUTPUT; %p pid,\n"
     "                     %e executable, %h host, %r rank, %% percent sign)\n"
+    "\n"
+    "report prints the report the traced process printed at exit, computed again from\n"
+    "TRACE alone, with call sites named from DWARF (file:line, inlined frames).\n"
+    "\n"
+    "  --json             the JSON report instead of the text one\n"
     "\n"
     "symbolize prints the function, file:line and inlined callers of each hex OFFSET (an\n"
     "ELF virtual address; a return address minus 1 names its call) in MODULE, one line\n"
@@ -146,6 +154,8 @@ static int cmd_run(int argc, char **argv)
             sim = true;
         } else if (strcmp(argv[i], "--arena") == 0) {
             setenv("CUDAFRAG_ARENA", "1", 1);
+        } else if (strcmp(argv[i], "--trace") == 0) {
+            setenv("CUDAFRAG_TRACE", "1", 1);
         } else if ((v = option_value("--stack-depth", argv, &i, argc))) {
             const struct cf_option *o = &cf_options[CF_OPT_STACK_DEPTH];
             int64_t depth;
@@ -254,6 +264,27 @@ static int cmd_symbolize(int argc, char **argv)
     return symbolize_offsets(argv[i], build_id, argv + i + 1, argc - i - 1);
 }
 
+static int cmd_report(int argc, char **argv)
+{
+    bool json = false;
+    const char *path = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0) {
+            json = true;
+        } else if (argv[i][0] == '-' || path) {
+            fprintf(stderr, "cudafrag: report: unexpected \"%s\"\n%s", argv[i], usage);
+            return EXIT_USAGE;
+        } else {
+            path = argv[i];
+        }
+    }
+    if (path == NULL) {
+        fprintf(stderr, "cudafrag: report needs a trace file\n%s", usage);
+        return EXIT_USAGE;
+    }
+    return cf_replay_report(path, json, stdout);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -275,6 +306,7 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "run") == 0) return cmd_run(argc - 2, argv + 2);
     if (strcmp(argv[1], "symbolize") == 0) return cmd_symbolize(argc - 2, argv + 2);
+    if (strcmp(argv[1], "report") == 0) return cmd_report(argc - 2, argv + 2);
     fprintf(stderr, "cudafrag: unknown command \"%s\"\n%s", argv[1], usage);
     return EXIT_USAGE;
 }

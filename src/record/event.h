@@ -50,7 +50,8 @@ enum cf_pool_op {
     CF_POOL_DESTROYED = 2, /* reserved bytes go back to the device */
     CF_POOL_THRESHOLD = 3, /* v[0] = release threshold */
     CF_POOL_TRIM = 4,
-    CF_POOL_SAMPLE = 5, /* v[0..4] = reserved cur/high, used cur/high, threshold */
+    CF_POOL_SAMPLE = 5,   /* v[0..4] = reserved cur/high, used cur/high, threshold */
+    CF_POOL_RESERVED = 6, /* v[0] = reserved bytes now (read after an allocation) */
 };
 
 #define CF_EV_STR_MAX 4096

@@ -81,10 +81,14 @@ uint64_t cf_atomic_max(uint64_t *slot, uint64_t v); /* returns the previous maxi
 
 /* ---- pool.c: pools by handle, under one lock ---- */
 void cf_pool_account(uint64_t pool, int device, int64_t bytes);
-/* An allocation from pool: is its reserved size worth reading now? Yes when the
- * pool's live bytes passed their high-water mark since the last read (it may have
- * grown) or interval_ns passed. */
-bool cf_pool_wants_read(uint64_t pool, uint64_t now, uint64_t interval_ns);
+/* After an allocation from pool, the driver may have grown it (by more than the
+ * allocation: frees pending on other streams are not reusable yet), so its
+ * reserved bytes are read after each one; all its attributes once per interval.
+ * *reserved: the last value read. */
+enum cf_pool_read { CF_POOL_READ_NONE, CF_POOL_READ_RESERVED, CF_POOL_READ_ALL };
+enum cf_pool_read cf_pool_wants_read(uint64_t pool, uint64_t now, uint64_t interval_ns,
+                                     uint64_t *reserved);
+uint64_t cf_pool_store_reserved(uint64_t pool, int device, uint64_t reserved, uint64_t now);
 struct cf_pool_sample {
     uint64_t reserved_cur, reserved_high, used_cur, used_high, threshold;
 };

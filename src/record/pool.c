@@ -81,6 +81,13 @@ static int64_t apply_op(struct cf_pool *p, const struct cf_event *e)
     case CF_POOL_SAMPLE:
         if (!p->destroyed) delta = store_sample(p, e);
         break;
+    case CF_POOL_RESERVED:
+        if (!p->destroyed) {
+            delta = (int64_t)(e->v[0] - p->reserved_cur);
+            p->reserved_cur = e->v[0];
+            if (e->v[0] > p->reserved_high) p->reserved_high = e->v[0];
+        }
+        break;
     }
     return delta;
 }
@@ -154,21 +161,36 @@ void cf_pool_account(uint64_t pool, int device, int64_t bytes)
     pthread_mutex_unlock(&pool_lock);
 }
 
-bool cf_pool_wants_read(uint64_t pool, uint64_t now, uint64_t interval_ns)
+enum cf_pool_read cf_pool_wants_read(uint64_t pool, uint64_t now, uint64_t interval_ns,
+                                     uint64_t *reserved)
 {
-    bool due = false;
+    enum cf_pool_read want = CF_POOL_READ_NONE;
     pthread_mutex_lock(&pool_lock);
     struct cf_pool *p = find_or_add(pool, -1);
-    if (p && !p->destroyed &&
-        (p->samples == 0 || p->live_bytes > p->live_at_read ||
-         now - p->last_sample_ns >= interval_ns)) {
-        /* Claimed: a concurrent allocation does not read it again. */
-        p->live_at_read = p->live_bytes;
-        p->last_sample_ns = now;
-        due = true;
+    if (p && !p->destroyed) {
+        want = CF_POOL_READ_RESERVED;
+        if (p->samples == 0 || now - p->last_sample_ns >= interval_ns) {
+            /* Claimed: a concurrent allocation does not take the full sample too. */
+            p->last_sample_ns = now;
+            want = CF_POOL_READ_ALL;
+        }
+        *reserved = p->reserved_cur;
     }
     pthread_mutex_unlock(&pool_lock);
-    return due;
+    return want;
+}
+
+uint64_t cf_pool_store_reserved(uint64_t pool, int device, uint64_t reserved, uint64_t now)
+{
+    struct cf_event e = {.type = CF_EV_POOL,
+                         .op = CF_POOL_RESERVED,
+                         .pool = pool,
+                         .device = device,
+                         .t_ns = now,
+                         .v = {reserved}};
+    e.seq = cf_pool_apply_seq(&e);
+    cf_emit(&e);
+    return e.seq;
 }
 
 uint64_t cf_pool_store_sample(uint64_t pool, int device, const struct cf_pool_sample *s,

@@ -111,24 +111,39 @@ static bool claim_device_slot(struct cf_device_stats *d, uint64_t now)
                                        __ATOMIC_RELAXED);
 }
 
+/* The pool's reserved bytes alone: one driver call, an event only on a change. */
+static void read_reserved(const struct cf_driver *drv, uint64_t pool, int device, uint64_t last)
+{
+    cuuint64_t v;
+    if (drv->cuMemPoolGetAttribute((CUmemoryPool)(uintptr_t)pool,
+                                   CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &v) != CUDA_SUCCESS ||
+        v == last)
+        return;
+    cf_pool_store_reserved(pool, device, v, cf_now_ns());
+}
+
 void cf_sample_after_alloc(const struct cf_alloc *a, bool new_peak, uint64_t now)
 {
     /* The rate limit comes first: cf_driver() is not free while libcuda is absent. */
     bool want_dev = new_peak && a->device >= 0 && a->device < CF_MAX_DEVICES &&
                     claim_device_slot(&cf_rec.dev[a->device], now);
-    bool want_pool =
-        a->kind == CF_KIND_POOL && a->pool && cf_pool_wants_read(a->pool, now, interval_ns);
+    uint64_t last = 0;
+    enum cf_pool_read want_pool = a->kind == CF_KIND_POOL && a->pool
+                                      ? cf_pool_wants_read(a->pool, now, interval_ns, &last)
+                                      : CF_POOL_READ_NONE;
     if ((!want_dev && !want_pool) || !may_call_driver()) return;
     const struct cf_driver *drv = cf_driver();
-    if (drv->cuMemPoolGetAttribute == NULL) want_pool = false;
+    if (drv->cuMemPoolGetAttribute == NULL) want_pool = CF_POOL_READ_NONE;
     /* Without cuStreamIsCapturing we cannot tell whether a call is allowed. */
     if ((!want_dev && !want_pool) || drv->cuStreamIsCapturing == NULL) return;
     if (stream_capturing(drv, a->stream)) {
         __atomic_add_fetch(&cf_rec.capture_skips, 1, __ATOMIC_RELAXED);
         return;
     }
+    /* The pool first: its growth is part of the footprint the cross-check reads. */
+    if (want_pool == CF_POOL_READ_ALL) sample_pool(drv, a->pool, a->device);
+    if (want_pool == CF_POOL_READ_RESERVED) read_reserved(drv, a->pool, a->device, last);
     if (want_dev) sample_footprint(drv, a->device);
-    if (want_pool) sample_pool(drv, a->pool, a->device);
 }
 
 void cf_sample_pool_now(uint64_t pool, int device)

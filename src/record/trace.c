@@ -170,16 +170,15 @@ void cf_trace_emit(const struct cf_event *e)
     if (t == NULL) return;
     pthread_mutex_lock(&t->lock);
     if (t->cur == NULL) t->cur = block_new(t->tid);
-    struct block *full = NULL;
     if (t->cur && !cf_ev_encode(&t->cur->enc, e)) {
-        full = t->cur;
+        /* Queued under the thread's lock: its blocks reach the file in order. */
+        enqueue(t->cur);
         t->cur = block_new(t->tid);
-        if (t->cur && !cf_ev_encode(&t->cur->enc, e)) t->cur->enc.len = 0; /* never fits */
+        if (t->cur && !cf_ev_encode(&t->cur->enc, e)) t->cur = NULL; /* never fits */
     }
-    if (t->cur && t->cur->enc.len) t->cur->nevents++;
+    if (t->cur) t->cur->nevents++;
     pthread_mutex_unlock(&t->lock);
     __atomic_add_fetch(&events_total, 1, __ATOMIC_RELAXED);
-    if (full) enqueue(full);
 }
 
 /* ---- the writer ---- */

@@ -26,6 +26,7 @@
 #include "report/crash.h"
 #include "report/lifecycle.h"
 #include "report/report.h"
+#include "report/trace_out.h"
 #include "util/export.h"
 #include "util/log.h"
 
@@ -173,6 +174,7 @@ __attribute__((constructor)) static void cf_lifecycle_start(void)
     if (!cf_opt_bool(CF_OPT_ENABLE)) return;
     if (!cf_opt_bool(CF_OPT_CHILDREN)) drop_from_preload(self);
     cf_rec_init();
+    cf_report_trace_open();
     owner_pid = getpid();
     atexit(final_at_exit);
     pthread_atfork(NULL, NULL, child_after_fork);

@@ -2,6 +2,7 @@
 
 #include "config/config.h"
 #include "report/outpath.h"
+#include "report/trace_out.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -290,6 +291,7 @@ int cf_snap_take(struct cf_snap *s, bool interim, const char *reason, unsigned t
     s->duration_s = s->now_ns > s->rec.start_ns ? (double)(s->now_ns - s->rec.start_ns) / 1e9 : 0;
     cf_arena_get_stats(&s->arena, &s->shadow);
     if (cf_rec_replaying) s->arena = cf_snap_replay_arena;
+    if (!interim && !cf_rec_replaying) cf_report_trace_end(s);
     derive_devices(s);
     s->by_peak = malloc((s->nsites + 1) * sizeof *s->by_peak);
     s->by_calls = malloc((s->nsites + 1) * sizeof *s->by_calls);

@@ -10,6 +10,7 @@
 
 #include "arena/arena.h"
 #include "record/record.h"
+#include "record/trace.h"
 #include "report/findings.h"
 #include "report/symbolize.h"
 
@@ -52,6 +53,7 @@ struct cf_snap {
     uint64_t total_peak_live, total_peak_footprint, total_alloc_bytes;
     uint64_t total_peak_granted; /* a lower bound of the native footprint */
     bool driver_unusable;        /* a child forked after its parent used CUDA */
+    struct cf_trace_totals trace; /* the final report closed the trace: its figures */
     double headline_frag, internal_waste;
     uint64_t pool_reserved_high, pool_used_high;
     struct cf_arena_stats arena, shadow;

@@ -1,0 +1,323 @@
+/* `cudafrag report TRACE`: the report the traced process printed at exit, from
+ * its trace alone. The events are applied, in the order the process gave them
+ * (seq), to the same record tables the process kept, and the same snapshot,
+ * findings and renderers turn them into a report. Only the names of call sites
+ * differ: here they come from DWARF (libdwfl), with file:line and inlined
+ * frames, where the exiting process had only its symbol tables. */
+#include "cli/replay.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/symbolize_dw.h"
+#include "cli/trace_file.h"
+#include "config/config.h"
+#include "record/event.h"
+#include "record/record.h"
+#include "report/render.h"
+#include "report/snapshot.h"
+
+#define MAX_MODULES 4096
+
+struct module {
+    char *path, *build_id;
+};
+
+/* What the replay learns besides the events it applies. */
+struct replay {
+    struct cf_trace trace;
+    struct module modules[MAX_MODULES];
+    bool have_end;
+    uint64_t last_t, events, malformed;
+    char reason[64];
+    struct cf_dw *dw;
+};
+
+static struct replay *current; /* for the symbol resolver, which has no context */
+
+/* ---- the traced process's settings and identity ---- */
+
+static void adopt_settings(struct replay *r)
+{
+    extern char **environ;
+    char value[4096];
+    /* The command's own CUDAFRAG_* must not change what the process decided. */
+    for (char **e = environ; e && *e;) {
+        if (strncmp(*e, "CUDAFRAG_", 9) == 0) {
+            char name[128];
+            snprintf(name, sizeof name, "%.*s", (int)strcspn(*e, "="), *e);
+            unsetenv(name);
+            e = environ;
+        } else {
+            e++;
+        }
+    }
+    for (const char *p = cf_trace_header_next(&r->trace, "env", NULL, value, sizeof value); p;
+         p = cf_trace_header_next(&r->trace, "env", p, value, sizeof value)) {
+        char *eq = strchr(value, '=');
+        if (eq == NULL) continue;
+        *eq = '\0';
+        setenv(value, eq + 1, 1);
+    }
+    cf_rec_replaying = true;
+    cf_config_reload();
+}
+
+static void adopt_identity(struct replay *r)
+{
+    struct cf_snap_who *w = &cf_snap_replay_who;
+    char value[64];
+    cf_trace_header_next(&r->trace, "program", NULL, w->program, sizeof w->program);
+    cf_trace_header_next(&r->trace, "rank", NULL, w->rank, sizeof w->rank);
+    cf_trace_header_next(&r->trace, "host", NULL, w->host, sizeof w->host);
+    if (cf_trace_header_next(&r->trace, "pid", NULL, value, sizeof value))
+        w->pid = strtol(value, NULL, 10);
+    cf_rec_init();
+    if (cf_trace_header_next(&r->trace, "start_ns", NULL, value, sizeof value))
+        cf_rec.start_ns = strtoull(value, NULL, 10);
+}
+
+/* ---- first pass: sites, modules, the END event ---- */
+
+static char *dup_bytes(const char *s, uint32_t n)
+{
+    char *d = malloc(n + 1u);
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+static void read_arena(const char *text, struct cf_arena_stats *a)
+{
+    memset(a, 0, sizeof *a);
+    for (const char *line = text; *line; line += strcspn(line, "\n") + (line[strcspn(line, "\n")] != 0)) {
+        char name[64], value[64];
+        if (sscanf(line, "%63s %63s", name, value) != 2) continue;
+        uint64_t u = strtoull(value, NULL, 10);
+        double v = strtod(value, NULL);
+#define FIELD(f)                                                                                   \
+    if (strcmp(name, #f) == 0) a->f = u;
+        FIELD(peak_live) FIELD(peak_reserved) FIELD(peak_mapped) FIELD(reserved_now)
+        FIELD(mapped_now) FIELD(live_now) FIELD(granules_mapped) FIELD(granules_unmapped)
+        FIELD(driver_calls) FIELD(allocs_served) FIELD(frees_served) FIELD(ns_in_alloc)
+        FIELD(ns_in_free) FIELD(ooms)
+#undef FIELD
+        if (strcmp(name, "active") == 0) a->active = v != 0;
+        if (strcmp(name, "vmm") == 0) a->vmm = v != 0;
+        if (strcmp(name, "ext_frag_at_peak") == 0) a->ext_frag_at_peak = v;
+    }
+}
+
+static void first_pass_event(struct replay *r, const struct cf_event *e)
+{
+    if (e->t_ns > r->last_t && e->type != CF_EV_END) r->last_t = e->t_ns;
+    if (e->type == CF_EV_SITE) {
+        cf_rec_apply_event(e);
+    } else if (e->type == CF_EV_MODULE && e->site < MAX_MODULES && !r->modules[e->site].path) {
+        r->modules[e->site].path = dup_bytes(e->str, e->len);
+        r->modules[e->site].build_id = dup_bytes(e->str2, e->len2);
+    } else if (e->type == CF_EV_END) {
+        char *text = dup_bytes(e->str, e->len);
+        if (text) {
+            read_arena(text, &cf_snap_replay_arena);
+            const char *why = strstr(text, "reason ");
+            if (why) snprintf(r->reason, sizeof r->reason, "%.*s", (int)strcspn(why + 7, "\n"), why + 7);
+            free(text);
+        }
+        cf_snap_replay_end_ns = e->v[0];
+        r->have_end = true;
+    }
+}
+
+static void first_pass(struct replay *r)
+{
+    for (uint32_t i = 0; i < r->trace.nchunks; i++) {
+        const struct cf_trace_chunk *c = &r->trace.chunks[i];
+        struct cf_dec dec = {.p = c->data, .end = c->data + c->len};
+        struct cf_event e;
+        int rc;
+        while ((rc = cf_ev_decode(&dec, &e)) == 1) {
+            r->events++;
+            first_pass_event(r, &e);
+        }
+        if (rc < 0) r->malformed++;
+    }
+}
+
+/* ---- second pass: every thread's stream, merged by seq ---- */
+
+struct cursor {
+    uint32_t tid, *chunks, n, next;
+    struct cf_dec dec;
+    struct cf_event ev;
+};
+
+static bool cursor_step(struct replay *r, struct cursor *c)
+{
+    for (;;) {
+        int rc = cf_ev_decode(&c->dec, &c->ev);
+        if (rc == 1) {
+            c->ev.tid = c->tid;
+            return true;
+        }
+        if (c->next == c->n) return false;
+        const struct cf_trace_chunk *k = &r->trace.chunks[c->chunks[c->next++]];
+        c->dec = (struct cf_dec){.p = k->data, .end = k->data + k->len};
+    }
+}
+
+/* One cursor per thread id, its chunks in file order (their order of writing). */
+static struct cursor *make_cursors(struct replay *r, uint32_t *ncur, uint32_t **idx_out)
+{
+    struct cursor *cur = calloc(r->trace.nchunks + 1u, sizeof *cur);
+    uint32_t *idx = calloc(r->trace.nchunks + 1u, sizeof *idx);
+    uint32_t n = 0, used = 0;
+    *idx_out = idx;
+    if (!cur || !idx) {
+        free(cur);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < r->trace.nchunks; i++) {
+        uint32_t tid = r->trace.chunks[i].tid, k;
+        for (k = 0; k < n && cur[k].tid != tid; k++) {
+        }
+        if (k < n) continue;
+        cur[n] = (struct cursor){.tid = tid, .chunks = idx + used};
+        for (uint32_t j = i; j < r->trace.nchunks; j++)
+            if (r->trace.chunks[j].tid == tid) cur[n].chunks[cur[n].n++] = j;
+        used += cur[n].n;
+        n++;
+    }
+    *ncur = n;
+    return cur;
+}
+
+static void sift_down(struct cursor **heap, uint32_t n, uint32_t i)
+{
+    for (;;) {
+        uint32_t l = 2 * i + 1, m = i;
+        if (l < n && heap[l]->ev.seq < heap[m]->ev.seq) m = l;
+        if (l + 1 < n && heap[l + 1]->ev.seq < heap[m]->ev.seq) m = l + 1;
+        if (m == i) return;
+        struct cursor *t = heap[i];
+        heap[i] = heap[m];
+        heap[m] = t;
+        i = m;
+    }
+}
+
+static int second_pass(struct replay *r)
+{
+    uint32_t n = 0, live = 0, *idx = NULL;
+    struct cursor *cur = make_cursors(r, &n, &idx);
+    struct cursor **heap = calloc(n + 1u, sizeof *heap);
+    if (cur == NULL || heap == NULL) {
+        free(idx);
+        free(cur);
+        free(heap);
+        return -1;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        if (cursor_step(r, &cur[i])) heap[live++] = &cur[i];
+    for (uint32_t i = live / 2 + 1; i-- > 0;)
+        sift_down(heap, live, i);
+    while (live) {
+        struct cursor *c = heap[0];
+        if (c->ev.type != CF_EV_SITE) cf_rec_apply_event(&c->ev);
+        if (!cursor_step(r, c)) heap[0] = heap[--live];
+        sift_down(heap, live, 0);
+    }
+    free(idx);
+    free(cur);
+    free(heap);
+    return 0;
+}
+
+/* ---- names: DWARF through libdwfl ---- */
+
+static const char *base_name(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+static void resolve_frame(struct cf_sym *s)
+{
+    uint32_t mod = CF_FRAME_MODULE(s->addr);
+    uint64_t off = CF_FRAME_OFFSET(s->addr);
+    const struct module *m = mod < MAX_MODULES ? &current->modules[mod] : NULL;
+    s->offset = s->lookup = off;
+    if (m == NULL || m->path == NULL) return;
+    snprintf(s->path, sizeof s->path, "%s", m->path);
+    snprintf(s->module, sizeof s->module, "%s", base_name(m->path));
+    struct cf_dw_frame f[8];
+    /* off - 1: a return address may already belong to the next line or function. */
+    int n = off ? cf_dw_lookup(current->dw, m->path, m->build_id, off - 1, f, 8) : 0;
+    if (n <= 0 || f[0].stale) return;
+    snprintf(s->function, sizeof s->function, "%.*s", (int)sizeof s->function - 1, f[0].function);
+    if (f[0].file[0] && f[0].line) {
+        /* The end of a long path is the part a reader needs. */
+        size_t len = strlen(f[0].file), keep = sizeof s->file - 1;
+        const char *tail = len > keep ? f[0].file + len - keep : f[0].file;
+        snprintf(s->file, sizeof s->file, "%.*s", (int)keep, tail);
+        s->line = f[0].line;
+    }
+}
+
+/* ---- the command ---- */
+
+static void say_what_was_read(const struct replay *r)
+{
+    if (r->trace.truncated)
+        fprintf(stderr, "cudafrag: %s ends inside a chunk (the process was killed?): "
+                        "the report covers the events up to its last whole chunk\n",
+                r->trace.path);
+    if (r->malformed)
+        fprintf(stderr, "cudafrag: %s: %llu damaged chunk(s) were read up to the damage\n",
+                r->trace.path, (unsigned long long)r->malformed);
+    if (!r->have_end)
+        fprintf(stderr, "cudafrag: %s has no final report mark (the process did not exit "
+                        "normally): the report ends at the last event\n",
+                r->trace.path);
+}
+
+int cf_replay_report(const char *path, bool json, FILE *out)
+{
+    static struct replay r;
+    memset(&r, 0, sizeof r);
+    current = &r;
+    if (cf_trace_load(&r.trace, path) != 0) {
+        fprintf(stderr, "cudafrag: %s\n", r.trace.error);
+        return 1;
+    }
+    adopt_settings(&r);
+    adopt_identity(&r);
+    r.dw = cf_dw_open();
+    first_pass(&r);
+    if (!r.have_end) cf_snap_replay_end_ns = r.last_t;
+    int rc = second_pass(&r);
+    say_what_was_read(&r);
+    struct cf_snap s;
+    cf_symtab_resolver = resolve_frame;
+    if (rc == 0)
+        rc = cf_snap_take(&s, false, r.have_end ? (r.reason[0] ? r.reason : "exit") : "end of trace",
+                          (unsigned)cf_opt_int(CF_OPT_TOP));
+    if (rc == 0) {
+        struct cf_buf b = {0};
+        if (json)
+            cf_render_json(&s, &b);
+        else
+            cf_render_text(&s, &b);
+        if (!b.failed) fwrite(b.data, 1, b.len, out);
+        rc = b.failed ? -1 : 0;
+        cf_buf_free(&b);
+        cf_snap_free(&s);
+    }
+    if (rc != 0) fprintf(stderr, "cudafrag: out of memory while analysing %s\n", path);
+    cf_dw_close(r.dw);
+    cf_trace_unload(&r.trace);
+    return rc == 0 ? 0 : 1;
+}

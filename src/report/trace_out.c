@@ -1,0 +1,103 @@
+/* Where the trace goes and what frames it: the header (who was traced, with
+ * which settings) when the library starts, and the END event, taken with the
+ * final report, that carries what only the process could know (the time of the
+ * report, the arena's own figures). The events in between come from record/. */
+#include "report/trace_out.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config/config.h"
+#include "record/trace.h"
+#include "report/outpath.h"
+#include "util/log.h"
+
+#include "cudafrag_build.h"
+
+extern char **environ;
+
+/* "key=value" lines; values never contain a newline (they are cut there). */
+static size_t put_line(char *buf, size_t len, size_t cap, const char *key, const char *value)
+{
+    int w = snprintf(buf + len, cap - len, "%s=%.*s\n", key, (int)strcspn(value, "\n"), value);
+    return w > 0 && (size_t)w < cap - len ? len + (size_t)w : len;
+}
+
+static size_t build_header(char *buf, size_t cap)
+{
+    extern char *program_invocation_name;
+    char num[64], host[256] = "";
+    size_t len = 0;
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    gethostname(host, sizeof host - 1);
+    len = put_line(buf, len, cap, "cudafrag", CUDAFRAG_VERSION);
+    len = put_line(buf, len, cap, "program", program_invocation_name);
+    snprintf(num, sizeof num, "%ld", (long)getpid());
+    len = put_line(buf, len, cap, "pid", num);
+    len = put_line(buf, len, cap, "rank", cf_output_rank());
+    len = put_line(buf, len, cap, "host", host);
+    snprintf(num, sizeof num, "%llu", (unsigned long long)cf_rec.start_ns);
+    len = put_line(buf, len, cap, "start_ns", num);
+    snprintf(num, sizeof num, "%lld", (long long)wall.tv_sec);
+    len = put_line(buf, len, cap, "wall_start_s", num);
+    for (char **e = environ; e && *e; e++)
+        if (strncmp(*e, "CUDAFRAG_", 9) == 0) len = put_line(buf, len, cap, "env", *e);
+    return len;
+}
+
+void cf_report_trace_open(void)
+{
+    if (!cf_trace_on()) return;
+    char path[PATH_MAX], err[PATH_MAX + 128];
+    const char *pattern = cf_opt_str(CF_OPT_OUTPUT);
+    if (pattern == NULL || pattern[0] == '\0') {
+        cf_log("CUDAFRAG_TRACE=1 needs an output path (CUDAFRAG_OUTPUT is empty); tracing is off");
+        cf_trace_finish(NULL);
+        return;
+    }
+    if (cf_output_expand(pattern, ".cftrace", path, sizeof path, err, sizeof err) != 0) {
+        cf_log("%s; tracing is off", err);
+        cf_trace_finish(NULL);
+        return;
+    }
+    static char header[16384];
+    size_t len = build_header(header, sizeof header);
+    cf_trace_open(path, header, (uint32_t)len);
+}
+
+/* The arena's figures as "name value" lines (the command reads them back). */
+static size_t arena_text(const struct cf_arena_stats *a, const char *reason, char *buf,
+                         size_t cap)
+{
+    int w = snprintf(
+        buf, cap,
+        "reason %s\nactive %d\nvmm %d\npeak_live %llu\npeak_reserved %llu\npeak_mapped %llu\n"
+        "reserved_now %llu\nmapped_now %llu\nlive_now %llu\ngranules_mapped %llu\n"
+        "granules_unmapped %llu\ndriver_calls %llu\nallocs_served %llu\nfrees_served %llu\n"
+        "ns_in_alloc %llu\nns_in_free %llu\next_frag_at_peak %.17g\nooms %llu\n",
+        reason, a->active, a->vmm, (unsigned long long)a->peak_live, (unsigned long long)a->peak_reserved,
+        (unsigned long long)a->peak_mapped, (unsigned long long)a->reserved_now,
+        (unsigned long long)a->mapped_now, (unsigned long long)a->live_now,
+        (unsigned long long)a->granules_mapped, (unsigned long long)a->granules_unmapped,
+        (unsigned long long)a->driver_calls, (unsigned long long)a->allocs_served,
+        (unsigned long long)a->frees_served, (unsigned long long)a->ns_in_alloc,
+        (unsigned long long)a->ns_in_free, a->ext_frag_at_peak, (unsigned long long)a->ooms);
+    return w > 0 && (size_t)w < cap ? (size_t)w : 0;
+}
+
+void cf_report_trace_end(struct cf_snap *s)
+{
+    if (!cf_trace_on()) return;
+    char text[2048];
+    struct cf_event e = {.type = CF_EV_END, .t_ns = s->now_ns, .str = text};
+    e.len = (uint32_t)arena_text(&s->arena, s->reason ? s->reason : "exit", text, sizeof text);
+    e.v[0] = s->now_ns;
+    e.seq = UINT64_MAX >> 1; /* after every event of the process */
+    cf_trace_emit(&e);
+    cf_trace_finish(&s->trace);
+}
