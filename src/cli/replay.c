@@ -93,19 +93,21 @@ static char *dup_bytes(const char *s, uint32_t n)
 static void read_arena(const char *text, struct cf_arena_stats *a)
 {
     memset(a, 0, sizeof *a);
-    for (const char *line = text; *line; line += strcspn(line, "\n") + (line[strcspn(line, "\n")] != 0)) {
+    for (const char *line = text; *line;
+         line += strcspn(line, "\n") + (line[strcspn(line, "\n")] != 0)) {
         char name[64], value[64];
         if (sscanf(line, "%63s %63s", name, value) != 2) continue;
         uint64_t u = strtoull(value, NULL, 10);
         double v = strtod(value, NULL);
 #define FIELD(f)                                                                                   \
     if (strcmp(name, #f) == 0) a->f = u;
-        FIELD(peak_live) FIELD(peak_reserved) FIELD(peak_mapped) FIELD(reserved_now)
-        FIELD(mapped_now) FIELD(live_now) FIELD(granules_mapped) FIELD(granules_unmapped)
-        FIELD(driver_calls) FIELD(allocs_served) FIELD(frees_served) FIELD(ns_in_alloc)
-        FIELD(ns_in_free) FIELD(ooms)
+        FIELD(peak_live)
+        FIELD(peak_reserved) FIELD(peak_mapped) FIELD(reserved_now) FIELD(mapped_now)
+            FIELD(live_now) FIELD(granules_mapped) FIELD(granules_unmapped) FIELD(driver_calls)
+                FIELD(allocs_served) FIELD(frees_served) FIELD(ns_in_alloc) FIELD(ns_in_free)
+                    FIELD(ooms)
 #undef FIELD
-        if (strcmp(name, "active") == 0) a->active = v != 0;
+                        if (strcmp(name, "active") == 0) a->active = v != 0;
         if (strcmp(name, "vmm") == 0) a->vmm = v != 0;
         if (strcmp(name, "ext_frag_at_peak") == 0) a->ext_frag_at_peak = v;
     }
@@ -124,7 +126,8 @@ static void first_pass_event(struct replay *r, const struct cf_event *e)
         if (text) {
             read_arena(text, &cf_snap_replay_arena);
             const char *why = strstr(text, "reason ");
-            if (why) snprintf(r->reason, sizeof r->reason, "%.*s", (int)strcspn(why + 7, "\n"), why + 7);
+            if (why)
+                snprintf(r->reason, sizeof r->reason, "%.*s", (int)strcspn(why + 7, "\n"), why + 7);
             free(text);
         }
         cf_snap_replay_end_ns = e->v[0];
@@ -272,15 +275,17 @@ static void resolve_frame(struct cf_sym *s)
 static void say_what_was_read(const struct replay *r)
 {
     if (r->trace.truncated)
-        fprintf(stderr, "cudafrag: %s ends inside a chunk (the process was killed?): "
-                        "the report covers the events up to its last whole chunk\n",
+        fprintf(stderr,
+                "cudafrag: %s ends inside a chunk (the process was killed?): "
+                "the report covers the events up to its last whole chunk\n",
                 r->trace.path);
     if (r->malformed)
         fprintf(stderr, "cudafrag: %s: %llu damaged chunk(s) were read up to the damage\n",
                 r->trace.path, (unsigned long long)r->malformed);
     if (!r->have_end)
-        fprintf(stderr, "cudafrag: %s has no final report mark (the process did not exit "
-                        "normally): the report ends at the last event\n",
+        fprintf(stderr,
+                "cudafrag: %s has no final report mark (the process did not exit "
+                "normally): the report ends at the last event\n",
                 r->trace.path);
 }
 
@@ -303,8 +308,9 @@ int cf_replay_report(const char *path, bool json, FILE *out)
     struct cf_snap s;
     cf_symtab_resolver = resolve_frame;
     if (rc == 0)
-        rc = cf_snap_take(&s, false, r.have_end ? (r.reason[0] ? r.reason : "exit") : "end of trace",
-                          (unsigned)cf_opt_int(CF_OPT_TOP));
+        rc =
+            cf_snap_take(&s, false, r.have_end ? (r.reason[0] ? r.reason : "exit") : "end of trace",
+                         (unsigned)cf_opt_int(CF_OPT_TOP));
     if (rc == 0) {
         struct cf_buf b = {0};
         if (json)

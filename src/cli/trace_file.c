@@ -9,9 +9,9 @@
 #include <string.h>
 #include <zstd.h>
 
-#define MAX_HEADER   (1u << 20)
-#define MAX_RAW      (16u << 20) /* a chunk's events, decompressed */
-#define MAX_CHUNKS   (1u << 24)
+#define MAX_HEADER (1u << 20)
+#define MAX_RAW    (16u << 20) /* a chunk's events, decompressed */
+#define MAX_CHUNKS (1u << 24)
 
 struct chunk_header {
     uint32_t magic, flags, tid, nevents, raw_len, stored_len;

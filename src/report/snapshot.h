@@ -51,8 +51,8 @@ struct cf_snap {
     struct cf_dev_view devs[CF_MAX_DEVICES];
     unsigned ndevs;
     uint64_t total_peak_live, total_peak_footprint, total_alloc_bytes;
-    uint64_t total_peak_granted; /* a lower bound of the native footprint */
-    bool driver_unusable;        /* a child forked after its parent used CUDA */
+    uint64_t total_peak_granted;  /* a lower bound of the native footprint */
+    bool driver_unusable;         /* a child forked after its parent used CUDA */
     struct cf_trace_totals trace; /* the final report closed the trace: its figures */
     double headline_frag, internal_waste;
     uint64_t pool_reserved_high, pool_used_high;

@@ -71,8 +71,7 @@ void cf_report_trace_open(void)
 }
 
 /* The arena's figures as "name value" lines (the command reads them back). */
-static size_t arena_text(const struct cf_arena_stats *a, const char *reason, char *buf,
-                         size_t cap)
+static size_t arena_text(const struct cf_arena_stats *a, const char *reason, char *buf, size_t cap)
 {
     int w = snprintf(
         buf, cap,
@@ -80,13 +79,14 @@ static size_t arena_text(const struct cf_arena_stats *a, const char *reason, cha
         "reserved_now %llu\nmapped_now %llu\nlive_now %llu\ngranules_mapped %llu\n"
         "granules_unmapped %llu\ndriver_calls %llu\nallocs_served %llu\nfrees_served %llu\n"
         "ns_in_alloc %llu\nns_in_free %llu\next_frag_at_peak %.17g\nooms %llu\n",
-        reason, a->active, a->vmm, (unsigned long long)a->peak_live, (unsigned long long)a->peak_reserved,
-        (unsigned long long)a->peak_mapped, (unsigned long long)a->reserved_now,
-        (unsigned long long)a->mapped_now, (unsigned long long)a->live_now,
-        (unsigned long long)a->granules_mapped, (unsigned long long)a->granules_unmapped,
-        (unsigned long long)a->driver_calls, (unsigned long long)a->allocs_served,
-        (unsigned long long)a->frees_served, (unsigned long long)a->ns_in_alloc,
-        (unsigned long long)a->ns_in_free, a->ext_frag_at_peak, (unsigned long long)a->ooms);
+        reason, a->active, a->vmm, (unsigned long long)a->peak_live,
+        (unsigned long long)a->peak_reserved, (unsigned long long)a->peak_mapped,
+        (unsigned long long)a->reserved_now, (unsigned long long)a->mapped_now,
+        (unsigned long long)a->live_now, (unsigned long long)a->granules_mapped,
+        (unsigned long long)a->granules_unmapped, (unsigned long long)a->driver_calls,
+        (unsigned long long)a->allocs_served, (unsigned long long)a->frees_served,
+        (unsigned long long)a->ns_in_alloc, (unsigned long long)a->ns_in_free, a->ext_frag_at_peak,
+        (unsigned long long)a->ooms);
     return w > 0 && (size_t)w < cap ? (size_t)w : 0;
 }
 

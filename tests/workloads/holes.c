@@ -41,7 +41,8 @@ static void tag(struct wl_hash *h, void *p, size_t size, uint64_t seed)
 static void run(long scale, struct wl_hash *h)
 {
     long nsmall = 400 * scale, nmid = 100 * scale;
-    void *big, **small = calloc((size_t)nsmall, sizeof *small), **mid = calloc((size_t)nmid, sizeof *mid);
+    void *big, **small = calloc((size_t)nsmall, sizeof *small),
+               **mid = calloc((size_t)nmid, sizeof *mid);
     if (!small || !mid) exit(WL_EXIT_CUDA);
     WL_CUDA(cudaMalloc(&big, 300 * MiB * (size_t)scale));
     tag(h, big, 300 * MiB, 1);
