@@ -6,6 +6,7 @@
  * frames, where the exiting process had only its symbol tables. */
 #include "cli/replay.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,26 +91,45 @@ static char *dup_bytes(const char *s, uint32_t n)
     return d;
 }
 
+/* The u64 figures of the arena, by the names trace_out.c writes them under. */
+static const struct {
+    const char *name;
+    size_t offset;
+} arena_fields[] = {
+    {"peak_live", offsetof(struct cf_arena_stats, peak_live)},
+    {"peak_reserved", offsetof(struct cf_arena_stats, peak_reserved)},
+    {"peak_mapped", offsetof(struct cf_arena_stats, peak_mapped)},
+    {"reserved_now", offsetof(struct cf_arena_stats, reserved_now)},
+    {"mapped_now", offsetof(struct cf_arena_stats, mapped_now)},
+    {"live_now", offsetof(struct cf_arena_stats, live_now)},
+    {"granules_mapped", offsetof(struct cf_arena_stats, granules_mapped)},
+    {"granules_unmapped", offsetof(struct cf_arena_stats, granules_unmapped)},
+    {"driver_calls", offsetof(struct cf_arena_stats, driver_calls)},
+    {"allocs_served", offsetof(struct cf_arena_stats, allocs_served)},
+    {"frees_served", offsetof(struct cf_arena_stats, frees_served)},
+    {"ns_in_alloc", offsetof(struct cf_arena_stats, ns_in_alloc)},
+    {"ns_in_free", offsetof(struct cf_arena_stats, ns_in_free)},
+    {"ooms", offsetof(struct cf_arena_stats, ooms)},
+};
+
+static void read_arena_line(const char *name, const char *value, struct cf_arena_stats *a)
+{
+    for (size_t i = 0; i < sizeof arena_fields / sizeof arena_fields[0]; i++)
+        if (strcmp(name, arena_fields[i].name) == 0)
+            *(uint64_t *)((char *)a + arena_fields[i].offset) = strtoull(value, NULL, 10);
+    if (strcmp(name, "active") == 0) a->active = atoi(value) != 0;
+    if (strcmp(name, "vmm") == 0) a->vmm = atoi(value) != 0;
+    if (strcmp(name, "ext_frag_at_peak") == 0) a->ext_frag_at_peak = strtod(value, NULL);
+}
+
 static void read_arena(const char *text, struct cf_arena_stats *a)
 {
     memset(a, 0, sizeof *a);
-    for (const char *line = text; *line;
-         line += strcspn(line, "\n") + (line[strcspn(line, "\n")] != 0)) {
+    for (const char *line = text; *line;) {
         char name[64], value[64];
-        if (sscanf(line, "%63s %63s", name, value) != 2) continue;
-        uint64_t u = strtoull(value, NULL, 10);
-        double v = strtod(value, NULL);
-#define FIELD(f)                                                                                   \
-    if (strcmp(name, #f) == 0) a->f = u;
-        FIELD(peak_live)
-        FIELD(peak_reserved) FIELD(peak_mapped) FIELD(reserved_now) FIELD(mapped_now)
-            FIELD(live_now) FIELD(granules_mapped) FIELD(granules_unmapped) FIELD(driver_calls)
-                FIELD(allocs_served) FIELD(frees_served) FIELD(ns_in_alloc) FIELD(ns_in_free)
-                    FIELD(ooms)
-#undef FIELD
-                        if (strcmp(name, "active") == 0) a->active = v != 0;
-        if (strcmp(name, "vmm") == 0) a->vmm = v != 0;
-        if (strcmp(name, "ext_frag_at_peak") == 0) a->ext_frag_at_peak = v;
+        if (sscanf(line, "%63s %63s", name, value) == 2) read_arena_line(name, value, a);
+        line += strcspn(line, "\n");
+        if (*line) line++;
     }
 }
 
