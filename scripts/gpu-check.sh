@@ -7,10 +7,11 @@
 #       On the build machine: fill .gpu/ with libcudafrag.so (and the libunwind it
 #       loads), the cudafrag command, the workloads from BUILD_DIR (default: build)
 #       and the GPU programs compiled with nvcc.
-#   scripts/gpu-check.sh [--only REGEX] [--steps N]
+#   scripts/gpu-check.sh [--only REGEX] [--steps N] [--no-bench]
 #       On the GPU machine, from the repository root holding .gpu/. Results go to
-#       $OUT (default $TMPDIR/cudafrag-gpu-check): table.txt, log.txt and reports.tgz
-#       (every report, stdout and stderr).
+#       $OUT (default $TMPDIR/cudafrag-gpu-check): table.txt, log.txt, bench.txt and
+#       reports.tgz (every report, trace, stdout and stderr). Profiled runs write a
+#       trace (CUDAFRAG_TRACE=1): `cudafrag report` replays them on the build machine.
 set -u -o pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,7 +20,7 @@ NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 STEP_TIMEOUT=${STEP_TIMEOUT:-120}
 MAX_GPU_DIR_KIB=$((40 * 1024))
-WORKLOADS="video_pipeline detector_mix stream_async oom_fragment"
+WORKLOADS="video_pipeline detector_mix stream_async oom_fragment holes"
 
 die() {
     echo "gpu-check: $*" >&2
@@ -82,7 +83,13 @@ prepare() {
     # cudafrag dlopens libunwind.so.8, which the GPU machine may lack.
     cp -L /usr/lib/x86_64-linux-gnu/libunwind.so.8 "$GPU_DIR/libunwind.so.8" ||
         die "libunwind.so.8 not found"
+    # The cudafrag command reads DWARF (libdw, libelf) and traces (libzstd).
+    local l
+    for l in libdw.so.1 libelf.so.1 libzstd.so.1; do
+        cp -L "/usr/lib/x86_64-linux-gnu/$l" "$GPU_DIR/$l" || die "$l not found"
+    done
     compile_gpu_programs
+    [ -x "$build/bench/hook/bench_hook" ] && cp -L "$build/bench/hook/bench_hook" "$GPU_DIR/"
     local kib
     kib=$(du -sk "$GPU_DIR" | cut -f1)
     ls -l "$GPU_DIR"
@@ -122,7 +129,7 @@ run_case() {
     if [ -n "$ONLY" ] && ! [[ $name.$mode =~ $ONLY ]]; then return; fi
     local tag="$name.$mode"
     if [ "$profiled" != 0 ]; then
-        envs+=("CUDAFRAG_OUTPUT=$REPORTS/$tag-%p" "CUDAFRAG_STDERR=0")
+        envs+=("CUDAFRAG_OUTPUT=$REPORTS/$tag-%p" "CUDAFRAG_STDERR=0" "CUDAFRAG_TRACE=1")
     fi
     if [ "$profiled" = 1 ]; then
         envs+=("LD_PRELOAD=$GPU_DIR/libcudafrag.so")
@@ -188,6 +195,51 @@ run_frameworks() {
         python3 "$ROOT/tests/gpu/jax_test.py"
     run_case jax platform+cf 1 XLA_PYTHON_CLIENT_ALLOCATOR=platform -- \
         python3 "$ROOT/tests/gpu/jax_test.py"
+}
+
+# Hook cost on the real driver: bench_hook's cudaMallocAsync/FreeAsync and
+# cudaMalloc/Free loops 24 frames deep, without cudafrag and preloaded (stacks off,
+# depth 16, each with and without the trace), interleaved, REPS repetitions; the
+# medians of (with - without) per call.
+run_hook_bench() {
+    local b="$GPU_DIR/bench_hook" reps=${BENCH_REPS:-5} i cfg out
+    [ -x "$b" ] || { echo "no bench_hook in .gpu"; return; }
+    local rows="$OUT/bench_rows.txt"
+    : >"$rows"
+    for i in $(seq "$reps"); do
+        for cfg in base d0 d0t d16 d16t; do
+            case $cfg in
+            base) out=$("$b" loop 1000 24) ;;
+            d0) out=$(env LD_PRELOAD="$GPU_DIR/libcudafrag.so" CUDAFRAG_OUTPUT= CUDAFRAG_STDERR=0 CUDAFRAG_STACK_DEPTH=0 "$b" loop 1000 24) ;;
+            d0t) out=$(env LD_PRELOAD="$GPU_DIR/libcudafrag.so" CUDAFRAG_OUTPUT="$OUT/bench-t" CUDAFRAG_STDERR=0 CUDAFRAG_JSON=0 CUDAFRAG_TRACE=1 CUDAFRAG_STACK_DEPTH=0 "$b" loop 1000 24) ;;
+            d16) out=$(env LD_PRELOAD="$GPU_DIR/libcudafrag.so" CUDAFRAG_OUTPUT= CUDAFRAG_STDERR=0 CUDAFRAG_STACK_DEPTH=16 "$b" loop 1000 24) ;;
+            d16t) out=$(env LD_PRELOAD="$GPU_DIR/libcudafrag.so" CUDAFRAG_OUTPUT="$OUT/bench-t" CUDAFRAG_STDERR=0 CUDAFRAG_JSON=0 CUDAFRAG_TRACE=1 CUDAFRAG_STACK_DEPTH=16 "$b" loop 1000 24) ;;
+            esac
+            echo "$i $cfg $(echo "$out" | awk '$1 == "async_ns_per_call" { a = $2 } $1 == "sync_ns_per_call" { s = $2 } END { print a, s }')" >>"$rows"
+        done
+    done
+    rm -f "$OUT"/bench-t*
+    python3 - "$rows" <<'PY' | tee "$OUT/bench.txt"
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1]) if len(l.split()) == 4]
+by = {}
+for i, cfg, a, s in rows:
+    by.setdefault(cfg, {})[i] = (float(a), float(s))
+base = by.get("base", {})
+print("| configuration | async ns/call | async over native | sync ns/call | sync over native |")
+print("|---|---|---|---|---|")
+names = {"base": "without cudafrag", "d0": "stacks off", "d0t": "stacks off, trace on",
+         "d16": "depth 16", "d16t": "depth 16, trace on"}
+for cfg in ("base", "d0", "d0t", "d16", "d16t"):
+    runs = by.get(cfg, {})
+    if not runs:
+        continue
+    a = statistics.median(v[0] for v in runs.values())
+    s = statistics.median(v[1] for v in runs.values())
+    da = statistics.median(v[0] - base[i][0] for i, v in runs.items() if i in base)
+    ds = statistics.median(v[1] - base[i][1] for i, v in runs.items() if i in base)
+    print(f"| {names[cfg]} | {a:.0f} | {da:+.0f} | {s:.0f} | {ds:+.0f} |")
+PY
 }
 
 # One row per run. The output key (checksum, final loss, result) of each run is
@@ -264,6 +316,33 @@ def report_columns(tag):
     return " ".join(parts) or "no calls", mib(live or None), mib(foot or None)
 
 
+def cross_check(tag):
+    """The computed footprint against cuMemGetInfo: samples taken at new footprint
+    peaks, the largest difference seen (summed over devices and reports)."""
+    samples, dev, own = 0, 0, None
+    for f in sorted(glob.glob(os.path.join(reports, tag + "-*.json"))):
+        try:
+            r = json.load(open(f))
+        except (OSError, ValueError):
+            continue
+        for d in r.get("devices", []):
+            c = d.get("meminfo_cross_check", {})
+            samples += c.get("samples") or 0
+            dev = max(dev, c.get("max_deviation_bytes") or 0)
+    m = own_peak(tag)
+    text = "%d samples, max diff %s" % (samples, mib(dev)) if samples else "no samples"
+    return text + ("" if m == "-" else "; " + m)
+
+
+def own_peak(tag):
+    """A program that prints its own cudaMemGetInfo peak (the holes workload)."""
+    try:
+        m = re.search(r"peak used above start (\d+)", open(os.path.join(logs, tag + ".out")).read())
+    except OSError:
+        return "-"
+    return "program's own peak %s" % mib(int(m.group(1))) if m else "-"
+
+
 def torch_peaks(tag):
     try:
         text = open(os.path.join(logs, tag + ".out")).read()
@@ -288,7 +367,7 @@ def base_mode(mode):
 # on its allocator setting (autotuning, workspace sizes) is not blamed on cudafrag.
 first, native = {}, {}
 table = [("workload", "mode", "exit", "output same?", "key counts", "peak live",
-          "peak footprint", "time")]
+          "peak footprint", "vs cuMemGetInfo", "time")]
 rows = [line.rstrip("\n").split("\t") for line in open(rows_path)]
 order = {}
 for r in rows:
@@ -314,10 +393,12 @@ for name, mode, rc, secs, profiled in sorted(rows, key=lambda r: order[r[0]]):
         same = "DIFF"
     if profiled != "0":
         counts, live, foot = report_columns(tag)
+        check = cross_check(tag)
     else:
         counts, live, foot = (torch_peaks(tag) if name == "torch" else "-"), "-", "-"
+        check = own_peak(tag)
     status = {"124": "124 timeout", "137": "137 killed"}.get(rc, rc)
-    table.append((name, mode, status, same, counts, live, foot, "%.1fs" % float(secs)))
+    table.append((name, mode, status, same, counts, live, foot, check, "%.1fs" % float(secs)))
 
 widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
 for r in table:
@@ -342,8 +423,14 @@ check() {
     rm -rf "$work"
 }
 
+BENCH=1
+
 run_all() {
     print_versions
+    if [ "$BENCH" = 1 ] && [ -z "$ONLY" ]; then
+        echo "== hook cost (bench_hook loop 1000 24)"
+        run_hook_bench
+    fi
     echo "== runs (each limited to ${STEP_TIMEOUT}s)"
     run_workloads
     run_frameworks
@@ -360,6 +447,7 @@ case ${1:-} in
         case $1 in
         --only) ONLY=$2; shift 2 ;;
         --steps) TORCH_STEPS=$2; shift 2 ;;
+        --no-bench) BENCH=0; shift ;;
         *) die "unknown argument $1 (see the header of $0)" ;;
         esac
     done

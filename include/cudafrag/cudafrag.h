@@ -18,6 +18,11 @@ const char *cudafrag_version(void);
  * Returns 0 on success, -1 when no output could be written. */
 int cudafrag_report_now(void);
 
+/* Puts a marker with label (up to 255 bytes) into the trace (CUDAFRAG_TRACE=1), at
+ * this point of the event order: "epoch 3", "after warm-up". Returns 0, or -1 when
+ * label is NULL. Without a trace it does nothing. */
+int cudafrag_mark(const char *label);
+
 /* Calls counted so far for one API by its name ("cudaMalloc", "cuMemAlloc",
  * "cuMemCreate", ...); -1 for a name cudafrag does not count. */
 long long cudafrag_api_calls(const char *api);

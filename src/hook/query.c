@@ -34,3 +34,10 @@ CF_EXPORT long long cudafrag_live_bytes(int device)
     if (device < 0 || device >= CF_MAX_DEVICES) return -1;
     return (long long)__atomic_load_n(&cf_rec.dev[device].live_bytes, __ATOMIC_RELAXED);
 }
+
+CF_EXPORT int cudafrag_mark(const char *label)
+{
+    if (label == NULL) return -1;
+    cf_rec_mark(label);
+    return 0;
+}

@@ -202,10 +202,7 @@ void cf_rec_apply_event(const struct cf_event *ev)
         cf_apply_free(&e, cf_apply_free_begin(e.addr, e.t_ns));
         break;
     case CF_EV_CALL:
-        if (e.op == 1)
-            __atomic_add_fetch(&cf_rec.api[e.api].ns_total, e.ns, __ATOMIC_RELAXED);
-        else
-            cf_metrics_api((enum cf_api)e.api, 0, e.result != 0, e.ns);
+        cf_metrics_api((enum cf_api)e.api, 0, e.result != 0, e.ns);
         break;
     case CF_EV_POOL:
         cf_pool_apply(&e);

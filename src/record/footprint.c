@@ -242,8 +242,11 @@ uint64_t cf_fp_meminfo(int device, uint64_t used, uint64_t total, uint64_t now)
     if (d->footprint_samples++ == 0)
         d->baseline_used = used > d->footprint ? used - d->footprint : 0;
     uint64_t measured = used > d->baseline_used ? used - d->baseline_used : 0;
-    uint64_t dev = measured > d->footprint ? measured - d->footprint : d->footprint - measured;
-    if (dev > d->max_deviation) d->max_deviation = dev;
+    uint64_t over = measured > d->footprint ? measured - d->footprint : 0;
+    uint64_t under = d->footprint > measured ? d->footprint - measured : 0;
+    if (over > d->max_over) d->max_over = over;
+    if (under > d->max_under) d->max_under = under;
+    if (over + under > d->max_deviation) d->max_deviation = over + under;
     if (measured > d->measured_peak) d->measured_peak = measured;
     (void)now;
     pthread_mutex_unlock(&f->lock);

@@ -140,14 +140,6 @@ void cf_rec_call(enum cf_api api, int result, uint64_t ns)
     cf_emit(&e);
 }
 
-void cf_rec_add_ns(enum cf_api api, uint64_t ns)
-{
-    struct cf_event e = {
-        .type = CF_EV_CALL, .op = 1, .api = (uint8_t)api, .t_ns = cf_now_ns(), .ns = ns};
-    __atomic_add_fetch(&cf_rec.api[api].ns_total, ns, __ATOMIC_RELAXED);
-    cf_emit(&e);
-}
-
 void cf_rec_mark(const char *text)
 {
     cf_rec_init();

@@ -174,7 +174,9 @@ struct cf_device_stats {
     } at_peak; /* the footprint's parts at its peak */
     /* Cross-check: cuMemGetInfo (total - free), sampled at new footprint peaks. */
     uint64_t total_bytes, baseline_used, measured_peak, footprint_samples;
-    uint64_t max_deviation;                /* largest |measured - computed| over the samples */
+    uint64_t max_deviation; /* largest |measured - computed| over the samples */
+    uint64_t max_over;      /* largest measured - computed: memory outside our events */
+    uint64_t max_under;     /* largest computed - measured: cudafrag counted too much */
     uint64_t requested_live, granted_live; /* for internal (rounding) waste */
     uint64_t peak_requested, peak_granted;
     uint64_t last_sample_ns; /* rate limit of the cross-check samples */
@@ -251,8 +253,6 @@ void cf_rec_pool_seen(uint64_t pool, int device, bool is_default, bool created_b
 void cf_rec_pool_destroyed(uint64_t pool);
 void cf_rec_pool_threshold(uint64_t pool, uint64_t threshold);
 void cf_rec_pool_trim(uint64_t pool);
-/* Time spent inside a real call that is counted by cf_rec_free/cf_rec_call. */
-void cf_rec_add_ns(enum cf_api api, uint64_t ns);
 /* A marker from the program (cudafrag_mark), kept in the trace. */
 void cf_rec_mark(const char *text);
 

@@ -122,6 +122,12 @@ static void read_reserved(const struct cf_driver *drv, uint64_t pool, int device
     cf_pool_store_reserved(pool, device, v, cf_now_ns());
 }
 
+static uint64_t peak_of(int device)
+{
+    if (device < 0 || device >= CF_MAX_DEVICES) return 0;
+    return __atomic_load_n(&cf_rec.dev[device].peak_footprint, __ATOMIC_RELAXED);
+}
+
 void cf_sample_after_alloc(const struct cf_alloc *a, bool new_peak, uint64_t now)
 {
     /* The rate limit comes first: cf_driver() is not free while libcuda is absent. */
@@ -140,9 +146,14 @@ void cf_sample_after_alloc(const struct cf_alloc *a, bool new_peak, uint64_t now
         __atomic_add_fetch(&cf_rec.capture_skips, 1, __ATOMIC_RELAXED);
         return;
     }
-    /* The pool first: its growth is part of the footprint the cross-check reads. */
+    /* The pool first: its growth is part of the footprint the cross-check reads,
+     * and may itself be the new peak to check. */
+    uint64_t before = peak_of(a->device);
     if (want_pool == CF_POOL_READ_ALL) sample_pool(drv, a->pool, a->device);
     if (want_pool == CF_POOL_READ_RESERVED) read_reserved(drv, a->pool, a->device, last);
+    if (!want_dev && want_pool && peak_of(a->device) > before && a->device >= 0 &&
+        a->device < CF_MAX_DEVICES)
+        want_dev = claim_device_slot(&cf_rec.dev[a->device], now);
     if (want_dev) sample_footprint(drv, a->device);
 }
 

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -181,6 +182,51 @@ void cf_trace_emit(const struct cf_event *e)
     __atomic_add_fetch(&events_total, 1, __ATOMIC_RELAXED);
 }
 
+/* ---- the file ---- */
+
+static int open_trace(const char *path)
+{
+    int f = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+    if (f < 0) {
+        cf_log("cannot write the trace %s (%s); tracing is off", path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(f, &st) != 0 || !S_ISREG(st.st_mode)) {
+        cf_log("%s is not a regular file; tracing is off", path);
+        close(f);
+        return -1;
+    }
+    return f;
+}
+
+/* The file is created with the first chunk: a process that never records an
+ * event (a shell, a compiler the program runs) leaves no trace behind. */
+static char trace_path[4096];
+static char *trace_header;
+static uint32_t trace_header_len;
+static bool open_failed;
+
+static void open_file(void)
+{
+    if (fd >= 0 || open_failed) return;
+    fd = open_trace(trace_path);
+    uint32_t fixed[2] = {CF_TRACE_VERSION, trace_header_len};
+    struct iovec iov[3] = {
+        {CF_TRACE_MAGIC, 8}, {fixed, sizeof fixed}, {trace_header, trace_header_len}};
+    ssize_t want = (ssize_t)(8 + sizeof fixed + trace_header_len);
+    if (fd >= 0 && writev(fd, iov, 3) != want) {
+        cf_log("cannot write the trace %s (%s); tracing is off", trace_path, strerror(errno));
+        close(fd);
+        fd = -1;
+    }
+    if (fd < 0) {
+        open_failed = true;
+        return;
+    }
+    bytes_written = (uint64_t)want;
+}
+
 /* ---- the writer ---- */
 
 struct chunk_header {
@@ -205,6 +251,7 @@ static void write_block(struct block *b)
     }
     struct iovec iov[2] = {{&h, sizeof h}, {(void *)payload, h.stored_len}};
     ssize_t want = (ssize_t)(sizeof h + h.stored_len);
+    open_file();
     if (fd < 0 || writev(fd, iov, 2) != want) {
         __atomic_add_fetch(&chunks_lost, 1, __ATOMIC_RELAXED);
         return;
@@ -286,22 +333,6 @@ void cf_trace_init(uint64_t flush_ms)
     __atomic_store_n(&state, T_BUFFERING, __ATOMIC_RELAXED);
 }
 
-static int open_trace(const char *path)
-{
-    int f = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
-    if (f < 0) {
-        cf_log("cannot write the trace %s (%s); tracing is off", path, strerror(errno));
-        return -1;
-    }
-    struct stat st;
-    if (fstat(f, &st) != 0 || !S_ISREG(st.st_mode)) {
-        cf_log("%s is not a regular file; tracing is off", path);
-        close(f);
-        return -1;
-    }
-    return f;
-}
-
 static bool start_writer(void)
 {
     sigset_t all, old;
@@ -321,21 +352,15 @@ static bool start_writer(void)
 int cf_trace_open(const char *path, const void *header, uint32_t header_len)
 {
     if (__atomic_load_n(&state, __ATOMIC_RELAXED) != T_BUFFERING) return -1;
-    load_zstd();
-    fd = open_trace(path);
-    uint32_t fixed[2] = {CF_TRACE_VERSION, header_len};
-    struct iovec iov[3] = {
-        {CF_TRACE_MAGIC, 8}, {fixed, sizeof fixed}, {(void *)header, header_len}};
-    if (fd >= 0 && writev(fd, iov, 3) != (ssize_t)(8 + sizeof fixed + header_len)) {
-        cf_log("cannot write the trace %s (%s); tracing is off", path, strerror(errno));
-        close(fd);
-        fd = -1;
-    }
-    if (fd < 0) {
+    trace_header = cf_meta_alloc(header_len + 1u);
+    if (trace_header == NULL) {
         __atomic_store_n(&state, T_OFF, __ATOMIC_RELAXED);
         return -1;
     }
-    bytes_written = 8 + sizeof fixed + header_len;
+    memcpy(trace_header, header, header_len);
+    trace_header_len = header_len;
+    snprintf(trace_path, sizeof trace_path, "%s", path);
+    load_zstd();
     __atomic_store_n(&state, T_WRITING, __ATOMIC_RELAXED);
     if (!start_writer()) cf_log("cannot start the trace writer; the trace is written at exit");
     return 0;

@@ -208,6 +208,8 @@ static void devices(struct json *j, const struct cf_snap *s)
         k_u64(j, "baseline_used_bytes", ds->baseline_used);
         k_u64(j, "measured_peak_bytes", ds->measured_peak);
         k_u64(j, "max_deviation_bytes", ds->max_deviation);
+        k_u64(j, "max_measured_above_bytes", ds->max_over);
+        k_u64(j, "max_measured_below_bytes", ds->max_under);
         close_obj(j);
         k_u64(j, "peak_requested_bytes", ds->peak_requested);
         k_u64(j, "peak_granted_bytes", ds->peak_granted);

@@ -55,8 +55,10 @@ static void device_summary(const struct cf_snap *s, const struct cf_dev_view *v,
                       pct(v->frag_at_peak_footprint), B(ds->live_at_peak_footprint),
                       pct(v->frag_at_peak_live), B(ds->footprint_at_peak_live));
     if (ds->footprint_samples)
-        cf_buf_printf(o, "  cuMemGetInfo cross-check: %llu samples, largest difference %s\n",
-                      (unsigned long long)ds->footprint_samples, B(ds->max_deviation));
+        cf_buf_printf(o,
+                      "  cuMemGetInfo cross-check: %llu samples; it saw at most %s more (memory "
+                      "outside allocations: context, modules, libraries) and %s less\n",
+                      (unsigned long long)ds->footprint_samples, B(ds->max_over), B(ds->max_under));
     if (ds->footprint_inexact)
         cf_buf_puts(o, "  note: cudafrag ran out of memory for its page table: the footprint is "
                        "a lower bound\n");
