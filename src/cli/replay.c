@@ -232,7 +232,7 @@ static void sift_down(struct cursor **heap, uint32_t n, uint32_t i)
     }
 }
 
-static int second_pass(struct replay *r)
+static int second_pass(struct replay *r, const struct cf_replay_hooks *h)
 {
     uint32_t n = 0, live = 0, *idx = NULL;
     struct cursor *cur = make_cursors(r, &n, &idx);
@@ -250,6 +250,7 @@ static int second_pass(struct replay *r)
     while (live) {
         struct cursor *c = heap[0];
         if (c->ev.type != CF_EV_SITE) cf_rec_apply_event(&c->ev);
+        if (h && h->after_event) h->after_event(&c->ev, h->ctx);
         if (!cursor_step(r, c)) heap[0] = heap[--live];
         sift_down(heap, live, 0);
     }
@@ -309,7 +310,7 @@ static void say_what_was_read(const struct replay *r)
                 r->trace.path);
 }
 
-int cf_replay_report(const char *path, bool json, FILE *out)
+int cf_replay_open(const char *path, const struct cf_replay_hooks *hooks, struct cf_snap *s)
 {
     static struct replay r;
     memset(&r, 0, sizeof r);
@@ -323,27 +324,56 @@ int cf_replay_report(const char *path, bool json, FILE *out)
     r.dw = cf_dw_open();
     first_pass(&r);
     if (!r.have_end) cf_snap_replay_end_ns = r.last_t;
-    int rc = second_pass(&r);
+    int rc = second_pass(&r, hooks);
     say_what_was_read(&r);
-    struct cf_snap s;
     cf_symtab_resolver = resolve_frame;
     if (rc == 0)
-        rc =
-            cf_snap_take(&s, false, r.have_end ? (r.reason[0] ? r.reason : "exit") : "end of trace",
-                         (unsigned)cf_opt_int(CF_OPT_TOP));
-    if (rc == 0) {
-        struct cf_buf b = {0};
-        if (json)
-            cf_render_json(&s, &b);
-        else
-            cf_render_text(&s, &b);
-        if (!b.failed) fwrite(b.data, 1, b.len, out);
-        rc = b.failed ? -1 : 0;
-        cf_buf_free(&b);
-        cf_snap_free(&s);
+        rc = cf_snap_take(s, false, r.have_end ? (r.reason[0] ? r.reason : "exit") : "end of trace",
+                          (unsigned)cf_opt_int(CF_OPT_TOP));
+    if (rc != 0) {
+        fprintf(stderr, "cudafrag: out of memory while analysing %s\n", path);
+        cf_replay_close(s);
+        return 1;
     }
-    if (rc != 0) fprintf(stderr, "cudafrag: out of memory while analysing %s\n", path);
-    cf_dw_close(r.dw);
-    cf_trace_unload(&r.trace);
-    return rc == 0 ? 0 : 1;
+    return 0;
+}
+
+void cf_replay_close(struct cf_snap *s)
+{
+    cf_snap_free(s);
+    if (current) {
+        cf_dw_close(current->dw);
+        cf_trace_unload(&current->trace);
+        for (unsigned i = 0; i < MAX_MODULES; i++) {
+            free(current->modules[i].path);
+            free(current->modules[i].build_id);
+        }
+        current = NULL;
+    }
+}
+
+int cf_replay_resolve(uint64_t frame, struct cf_sym *out)
+{
+    if (current == NULL) return -1;
+    memset(out, 0, sizeof *out);
+    out->addr = (uintptr_t)frame;
+    resolve_frame(out);
+    return 0;
+}
+
+int cf_replay_report(const char *path, bool json, FILE *out)
+{
+    struct cf_snap s;
+    if (cf_replay_open(path, NULL, &s) != 0) return 1;
+    struct cf_buf b = {0};
+    if (json)
+        cf_render_json(&s, &b);
+    else
+        cf_render_text(&s, &b);
+    if (!b.failed) fwrite(b.data, 1, b.len, out);
+    int rc = b.failed ? 1 : 0;
+    if (rc) fprintf(stderr, "cudafrag: out of memory while rendering the report of %s\n", path);
+    cf_buf_free(&b);
+    cf_replay_close(&s);
+    return rc;
 }

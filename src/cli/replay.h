@@ -1,9 +1,31 @@
-/* cudafrag report TRACE: the exit report, recomputed from a trace. */
+/* Replaying a trace: the events applied in the process's order to the record
+ * tables (linked from the core), then the same snapshot the exit report took.
+ * `cudafrag report` prints it; other commands read the snapshot, the tables
+ * (cf_rec) or, through after_event, the state after every event. */
 #ifndef CF_CLI_REPLAY_H
 #define CF_CLI_REPLAY_H
 
 #include <stdbool.h>
 #include <stdio.h>
+
+#include "record/event.h"
+#include "report/snapshot.h"
+
+struct cf_replay_hooks {
+    /* Called after each event is applied, in seq order (SITE events are applied
+     * before all others and reported here too): cf_rec.dev[d] then holds the
+     * device's state after the event (footprint, live bytes and the parts). */
+    void (*after_event)(const struct cf_event *e, void *ctx);
+    void *ctx;
+};
+
+/* Loads and applies the trace at path, then takes the final snapshot into s.
+ * 0, or 1 with a message on stderr. One replay per process at a time. */
+int cf_replay_open(const char *path, const struct cf_replay_hooks *hooks, struct cf_snap *s);
+void cf_replay_close(struct cf_snap *s);
+/* Names a trace frame (CF_FRAME(module, offset)) while a replay is open:
+ * function, file:line from DWARF, module basename and offset. */
+int cf_replay_resolve(uint64_t frame, struct cf_sym *out);
 
 /* Prints the text (or JSON) report of the trace at path to out; 0, or 1 with a
  * message on stderr. */
