@@ -15,6 +15,7 @@
 #include "cli/options_doc.h"
 #include "cli/replay.h"
 #include "cli/symbolize_dw.h"
+#include "cli/views.h"
 #include "config/config.h"
 
 #include "cudafrag_build.h"
@@ -26,8 +27,10 @@
 static const char usage[] =
     "usage: cudafrag run [--sim] [--arena] [--trace] [--stack-depth N] [--output PATTERN] [--] "
     "PROG [ARGS...]\n"
-    "       cudafrag report [--json] TRACE\n"
+    "       cudafrag report [--json | --html OUT.html] TRACE\n"
     "       cudafrag symbolize [--build-id HEX] MODULE OFFSET...\n"
+    "       cudafrag export TRACE --format torch-snapshot|chrome-trace|folded|rmm-csv [-o OUT]\n"
+    "                       [--weight peak|footprint-peak|leaked|allocated|calls] [--device N]\n"
     "       cudafrag --help | --help-markdown | --version\n"
     "\n"
     "Runs PROG with libcudafrag.so preloaded; a report of its CUDA memory allocations is\n"
@@ -45,6 +48,7 @@ static const char usage[] =
     "TRACE alone, with call sites named from DWARF (file:line, inlined frames).\n"
     "\n"
     "  --json             the JSON report instead of the text one\n"
+    "  --html OUT.html    a self-contained HTML page: memory over time, flame graphs\n"
     "\n"
     "symbolize prints the function, file:line and inlined callers of each hex OFFSET (an\n"
     "ELF virtual address; a return address minus 1 names its call) in MODULE, one line\n"
@@ -267,10 +271,12 @@ static int cmd_symbolize(int argc, char **argv)
 static int cmd_report(int argc, char **argv)
 {
     bool json = false;
-    const char *path = NULL;
+    const char *path = NULL, *html = NULL, *v;
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) {
             json = true;
+        } else if ((v = option_value("--html", argv, &i, argc)) != NULL) {
+            html = v;
         } else if (argv[i][0] == '-' || path) {
             fprintf(stderr, "cudafrag: report: unexpected \"%s\"\n%s", argv[i], usage);
             return EXIT_USAGE;
@@ -282,6 +288,7 @@ static int cmd_report(int argc, char **argv)
         fprintf(stderr, "cudafrag: report needs a trace file\n%s", usage);
         return EXIT_USAGE;
     }
+    if (html) return cf_html_write(path, html);
     return cf_replay_report(path, json, stdout);
 }
 
@@ -307,6 +314,7 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "run") == 0) return cmd_run(argc - 2, argv + 2);
     if (strcmp(argv[1], "symbolize") == 0) return cmd_symbolize(argc - 2, argv + 2);
     if (strcmp(argv[1], "report") == 0) return cmd_report(argc - 2, argv + 2);
+    if (strcmp(argv[1], "export") == 0) return cf_cmd_export(argc - 2, argv + 2);
     fprintf(stderr, "cudafrag: unknown command \"%s\"\n%s", argv[1], usage);
     return EXIT_USAGE;
 }

@@ -361,6 +361,13 @@ int cf_replay_resolve(uint64_t frame, struct cf_sym *out)
     return 0;
 }
 
+int cf_replay_header(const char *key, char *value, size_t n)
+{
+    if (current == NULL || cf_trace_header_next(&current->trace, key, NULL, value, n) == NULL)
+        return -1;
+    return 0;
+}
+
 int cf_replay_report(const char *path, bool json, FILE *out)
 {
     struct cf_snap s;

@@ -27,6 +27,10 @@ void cf_replay_close(struct cf_snap *s);
  * function, file:line from DWARF, module basename and offset. */
 int cf_replay_resolve(uint64_t frame, struct cf_sym *out);
 
+/* The value of the trace header's key (docs/trace-format.md) while a replay
+ * is open: 0, or -1 when the key is absent. */
+int cf_replay_header(const char *key, char *value, size_t n);
+
 /* Prints the text (or JSON) report of the trace at path to out; 0, or 1 with a
  * message on stderr. */
 int cf_replay_report(const char *path, bool json, FILE *out);

@@ -1,0 +1,34 @@
+/* Names of trace frames and call-site stacks for the views (flame graphs,
+ * exports). Frames are resolved once each while a replay is open. */
+#ifndef CF_CLI_NAMES_H
+#define CF_CLI_NAMES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "report/snapshot.h"
+
+#define CF_NAME_LEN 192
+
+/* A stack outermost frame first, ending with the allocating call itself. */
+struct cf_stack {
+    unsigned n;
+    struct cf_stack_frame {
+        char name[CF_NAME_LEN];  /* "function", or "module+0x1f2c" when unnamed */
+        char where[CF_NAME_LEN]; /* "module+0x1f2c file.c:42", for tooltips */
+    } f[CF_MAX_FRAMES + 2];
+};
+
+/* The frame (CF_FRAME(module, offset)) resolved, cached; never NULL. */
+const struct cf_sym *cf_names_frame(uint64_t frame);
+void cf_names_free(void);
+
+/* The stack of snapshot site `site` (-1: allocations without a call site, named
+ * by `api`); the last entry is "api (file:line)". Names never hold ';' or
+ * control characters, so they can go into folded stacks as they are. */
+void cf_names_stack(const struct cf_snap *s, int site, const char *api, struct cf_stack *out);
+
+/* The basename of a path. */
+const char *cf_names_base(const char *path);
+
+#endif

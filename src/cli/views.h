@@ -1,0 +1,42 @@
+/* The views of a trace or report besides the text and JSON reports: the HTML
+ * page, exports for other tools, and the commands that compare and check
+ * reports (docs/views.md). One file per job; this header is their entry points. */
+#ifndef CF_CLI_VIEWS_H
+#define CF_CLI_VIEWS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define CF_EXIT_USAGE 2
+
+/* cudafrag report TRACE --html OUT: 0, or 1 with a message on stderr. */
+int cf_html_write(const char *trace, const char *out);
+
+/* The subcommands; argv holds what follows the command's name. */
+int cf_cmd_export(int argc, char **argv);
+int cf_cmd_diff(int argc, char **argv);
+int cf_cmd_merge(int argc, char **argv);
+int cf_cmd_check(int argc, char **argv);
+
+/* cudafrag run --check: the thresholds a report is held against. */
+struct cf_limits {
+    bool any;
+    uint64_t max_peak_live, max_footprint, max_leak; /* UINT64_MAX: no limit */
+    double max_frag;                                 /* > 1: no limit */
+    int fail_on;                                     /* 0: none, 1 low, 2 medium, 3 high */
+};
+void cf_limits_init(struct cf_limits *l);
+/* Consumes argv[*i] (and its value) when it is a limit option: 1; 0 when it is
+ * not one; -1 after a message when its value is bad. */
+int cf_limits_option(struct cf_limits *l, char **argv, int *i, int argc);
+/* Runs argv (the environment already set for profiling) as a child, then holds
+ * its JSON report against l. Returns the program's own status when it is not
+ * 0, else 0 (within the limits) or 1. */
+int cf_run_checked(char **argv, const struct cf_limits *l);
+
+/* Output files: "-" is stdout. cf_out_close reports a failed write. */
+FILE *cf_out_open(const char *path);
+int cf_out_close(FILE *f, const char *path);
+
+#endif
