@@ -1,0 +1,332 @@
+/* cudafrag diff [--json] [--top N] A B: what changed from run A to run B, each
+ * a JSON report or a trace: per device peaks, fragmentation, totals, per call
+ * site growth, new and gone sites and findings. Sites and findings are matched
+ * by key (view.h), never by address or the run's ids. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/view.h"
+#include "cli/views.h"
+#include "report/format.h"
+#include "report/strbuf.h"
+
+static const char usage[] = "usage: cudafrag diff [--json] [--top N] A B\n";
+
+struct row {
+    const char *key, *label;
+    const struct cf_view_site *a, *b;
+    int64_t dpeak, dbytes;
+};
+
+static const struct cf_view_dev *dev_of(const struct cf_view *v, int device)
+{
+    for (unsigned i = 0; i < v->ndevs; i++)
+        if (v->devs[i].device == device) return &v->devs[i];
+    return NULL;
+}
+
+static int64_t delta(uint64_t a, uint64_t b)
+{
+    return b >= a ? (int64_t)(b - a) : -(int64_t)(a - b);
+}
+
+static uint64_t mag(int64_t d)
+{
+    return d < 0 ? (uint64_t)-d : (uint64_t)d;
+}
+
+static int by_change(const void *x, const void *y)
+{
+    const struct row *a = x, *b = y;
+    if (mag(a->dpeak) != mag(b->dpeak)) return mag(a->dpeak) < mag(b->dpeak) ? 1 : -1;
+    if (mag(a->dbytes) != mag(b->dbytes)) return mag(a->dbytes) < mag(b->dbytes) ? 1 : -1;
+    return strcmp(a->key, b->key);
+}
+
+/* Every key of A, then B's that A lacks; sorted by the change of peak live. */
+static struct row *rows_of(const struct cf_view *a, const struct cf_view *b, unsigned *n)
+{
+    struct row *r = calloc(a->nsites + b->nsites + 1, sizeof *r);
+    unsigned k = 0;
+    for (unsigned i = 0; r && i < a->nsites; i++)
+        r[k++] = (struct row){.key = a->sites[i].key,
+                              .label = a->sites[i].label,
+                              .a = &a->sites[i],
+                              .b = cf_view_find(b, a->sites[i].key)};
+    for (unsigned i = 0; r && i < b->nsites; i++)
+        if (!cf_view_find(a, b->sites[i].key))
+            r[k++] =
+                (struct row){.key = b->sites[i].key, .label = b->sites[i].label, .b = &b->sites[i]};
+    for (unsigned i = 0; i < k; i++) {
+        r[i].dpeak = delta(r[i].a ? r[i].a->peak_live : 0, r[i].b ? r[i].b->peak_live : 0);
+        r[i].dbytes = delta(r[i].a ? r[i].a->bytes : 0, r[i].b ? r[i].b->bytes : 0);
+    }
+    if (r) qsort(r, k, sizeof *r, by_change);
+    *n = k;
+    return r;
+}
+
+/* ---- text ---- */
+
+static void change_bytes(uint64_t a, uint64_t b, char *out, size_t n)
+{
+    char x[32], y[32], d[32];
+    int64_t dd = delta(a, b);
+    int len = snprintf(out, n, "%10s -> %10s  %c%s", cf_fmt_bytes(a, x, sizeof x),
+                       cf_fmt_bytes(b, y, sizeof y), dd < 0 ? '-' : '+',
+                       cf_fmt_bytes(mag(dd), d, sizeof d));
+    if (a && len > 0 && (size_t)len < n)
+        snprintf(out + len, n - (size_t)len, " (%+.1f%%)", 100.0 * (double)dd / (double)a);
+}
+
+static void change_frac(double a, double b, char *out, size_t n)
+{
+    if (isnan(a) || isnan(b))
+        snprintf(out, n, "%9s%% -> %9s%%", isnan(a) ? "?" : "", isnan(b) ? "?" : "");
+    if (isnan(a) || isnan(b)) return;
+    snprintf(out, n, "%9.1f%% -> %9.1f%%  %+.1f points", 100 * a, 100 * b, 100 * (b - a));
+}
+
+static void text_totals(const struct cf_view *a, const struct cf_view *b)
+{
+    char line[160];
+    for (int d = 0; d < CF_VIEW_DEVICES; d++) {
+        const struct cf_view_dev *x = dev_of(a, d), *y = dev_of(b, d);
+        if (!x && !y) continue;
+        change_bytes(x ? x->peak_live : 0, y ? y->peak_live : 0, line, sizeof line);
+        printf("device %-3d peak live       %s\n", d, line);
+        change_bytes(x ? x->peak_footprint : 0, y ? y->peak_footprint : 0, line, sizeof line);
+        printf("device %-3d peak footprint  %s\n", d, line);
+        change_frac(x ? x->frag : NAN, y ? y->frag : NAN, line, sizeof line);
+        printf("device %-3d fragmentation   %s\n", d, line);
+    }
+    change_frac(a->frag, b->frag, line, sizeof line);
+    printf("fragmentation (all)       %s\n", line);
+    printf("allocations               %10" PRIu64 " -> %10" PRIu64 "  %+" PRId64 "\n", a->allocs,
+           b->allocs, delta(a->allocs, b->allocs));
+    change_bytes(a->alloc_bytes, b->alloc_bytes, line, sizeof line);
+    printf("bytes allocated           %s\n", line);
+    change_bytes(a->leaked_bytes, b->leaked_bytes, line, sizeof line);
+    printf("live at the end           %s\n", line);
+    printf("out-of-memory failures    %10" PRIu64 " -> %10" PRIu64 "\n", a->ooms, b->ooms);
+}
+
+static void text_sites(const struct row *r, unsigned n, unsigned top)
+{
+    char line[160], x[32], y[32];
+    unsigned same = 0, shown = 0;
+    printf("\n-- call sites by change of peak live bytes (then of bytes allocated) --\n");
+    for (unsigned i = 0; i < n; i++) {
+        if (r[i].dpeak == 0 && r[i].dbytes == 0 && r[i].a && r[i].b) same++;
+        if ((r[i].dpeak == 0 && r[i].dbytes == 0 && r[i].a && r[i].b) || shown == top) continue;
+        change_bytes(r[i].a ? r[i].a->peak_live : 0, r[i].b ? r[i].b->peak_live : 0, line,
+                     sizeof line);
+        printf("  %-4s %s  allocated %s -> %s  %s\n",
+               !r[i].a   ? "new"
+               : !r[i].b ? "gone"
+                         : "",
+               line, cf_fmt_bytes(r[i].a ? r[i].a->bytes : 0, x, sizeof x),
+               cf_fmt_bytes(r[i].b ? r[i].b->bytes : 0, y, sizeof y), r[i].label);
+        shown++;
+    }
+    if (shown == 0) printf("  no change\n");
+    if (same) printf("  (%u call sites unchanged)\n", same);
+}
+
+static bool finding_in(const struct cf_view *v, const struct cf_view_finding *f)
+{
+    for (unsigned i = 0; i < v->nfindings; i++)
+        if (strcmp(v->findings[i].id, f->id) == 0 && strcmp(v->findings[i].key, f->key) == 0)
+            return true;
+    return false;
+}
+
+static void text_findings(const struct cf_view *a, const struct cf_view *b)
+{
+    printf("\n-- findings --\n");
+    unsigned n = 0;
+    for (unsigned i = 0; i < b->nfindings; i++)
+        if (!finding_in(a, &b->findings[i]) && ++n)
+            printf("  new   [%s] %s: %s\n", b->findings[i].severity, b->findings[i].id,
+                   b->findings[i].title);
+    for (unsigned i = 0; i < a->nfindings; i++)
+        if (!finding_in(b, &a->findings[i]) && ++n)
+            printf("  gone  [%s] %s: %s\n", a->findings[i].severity, a->findings[i].id,
+                   a->findings[i].title);
+    if (n == 0) printf("  the same in both\n");
+}
+
+static void notes(const struct cf_view *a, const struct cf_view *b)
+{
+    const struct cf_view *v[2] = {a, b};
+    for (int i = 0; i < 2; i++)
+        if (v[i]->site_count > v[i]->listed)
+            fprintf(stderr,
+                    "cudafrag: diff: %s lists its top call sites only (%" PRIu64
+                    " recorded): a site missing from it may be below its top\n",
+                    v[i]->source, v[i]->site_count);
+    if (a->from_trace != b->from_trace)
+        fprintf(stderr, "cudafrag: diff: one input is a trace (frames named from DWARF, with "
+                        "file:line), the other a report written at exit (symbol tables only): "
+                        "their call sites will not match; compare like with like\n");
+}
+
+/* ---- JSON ---- */
+
+static void jbytes(struct cf_buf *o, const char *k, uint64_t a, uint64_t b)
+{
+    cf_buf_printf(o, "\"%s\":{\"a\":%" PRIu64 ",\"b\":%" PRIu64 ",\"change\":%" PRId64 "}", k, a, b,
+                  delta(a, b));
+}
+
+static void jfrac(struct cf_buf *o, const char *k, double a, double b)
+{
+    cf_buf_printf(o, "\"%s\":{\"a\":", k);
+    cf_buf_json_num(o, a);
+    cf_buf_puts(o, ",\"b\":");
+    cf_buf_json_num(o, b);
+    cf_buf_puts(o, ",\"change\":");
+    cf_buf_json_num(o, b - a);
+    cf_buf_puts(o, "}");
+}
+
+static void json_devices(struct cf_buf *o, const struct cf_view *a, const struct cf_view *b)
+{
+    bool first = true;
+    cf_buf_puts(o, "\"devices\":[");
+    for (int d = 0; d < CF_VIEW_DEVICES; d++) {
+        const struct cf_view_dev *x = dev_of(a, d), *y = dev_of(b, d);
+        if (!x && !y) continue;
+        cf_buf_printf(o, "%s{\"device\":%d,", first ? "" : ",", d);
+        first = false;
+        jbytes(o, "peak_live_bytes", x ? x->peak_live : 0, y ? y->peak_live : 0);
+        cf_buf_puts(o, ",");
+        jbytes(o, "peak_footprint_bytes", x ? x->peak_footprint : 0, y ? y->peak_footprint : 0);
+        cf_buf_puts(o, ",");
+        jfrac(o, "fragmentation", x ? x->frag : NAN, y ? y->frag : NAN);
+        cf_buf_puts(o, "}");
+    }
+    cf_buf_puts(o, "],");
+}
+
+static void json_site(struct cf_buf *o, const char *k, const struct cf_view_site *s)
+{
+    if (s == NULL) {
+        cf_buf_printf(o, ",\"%s\":null", k);
+        return;
+    }
+    cf_buf_printf(o,
+                  ",\"%s\":{\"peak_live_bytes\":%" PRIu64 ",\"bytes\":%" PRIu64
+                  ",\"calls\":%" PRIu64 ",\"leaked_bytes\":%" PRIu64 "}",
+                  k, s->peak_live, s->bytes, s->calls, s->leaked);
+}
+
+static void json_findings(struct cf_buf *o, const char *k, const struct cf_view *in,
+                          const struct cf_view *other)
+{
+    bool first = true;
+    cf_buf_printf(o, "\"%s\":[", k);
+    for (unsigned i = 0; i < in->nfindings; i++) {
+        if (finding_in(other, &in->findings[i])) continue;
+        cf_buf_printf(o, "%s{\"id\":", first ? "" : ",");
+        first = false;
+        cf_buf_json_str(o, in->findings[i].id);
+        cf_buf_puts(o, ",\"severity\":");
+        cf_buf_json_str(o, in->findings[i].severity);
+        cf_buf_puts(o, ",\"title\":");
+        cf_buf_json_str(o, in->findings[i].title);
+        cf_buf_puts(o, ",\"site_key\":");
+        cf_buf_json_str(o, in->findings[i].key);
+        cf_buf_puts(o, "}");
+    }
+    cf_buf_puts(o, "]");
+}
+
+static void json_out(const struct cf_view *a, const struct cf_view *b, const struct row *r,
+                     unsigned n)
+{
+    struct cf_buf o = {0};
+    cf_buf_puts(&o, "{\"a\":");
+    cf_buf_json_str(&o, a->source);
+    cf_buf_puts(&o, ",\"b\":");
+    cf_buf_json_str(&o, b->source);
+    cf_buf_puts(&o, ",");
+    json_devices(&o, a, b);
+    cf_buf_puts(&o, "\"summary\":{");
+    jbytes(&o, "allocs", a->allocs, b->allocs);
+    cf_buf_puts(&o, ",");
+    jbytes(&o, "alloc_bytes", a->alloc_bytes, b->alloc_bytes);
+    cf_buf_puts(&o, ",");
+    jbytes(&o, "live_at_report_bytes", a->leaked_bytes, b->leaked_bytes);
+    cf_buf_puts(&o, ",");
+    jfrac(&o, "fragmentation", a->frag, b->frag);
+    cf_buf_puts(&o, "},\"sites\":[");
+    for (unsigned i = 0; i < n; i++) {
+        cf_buf_puts(&o, i ? ",{\"key\":" : "{\"key\":");
+        cf_buf_json_str(&o, r[i].key);
+        cf_buf_puts(&o, ",\"label\":");
+        cf_buf_json_str(&o, r[i].label);
+        cf_buf_printf(&o, ",\"status\":\"%s\"",
+                      !r[i].a                     ? "new"
+                      : !r[i].b                   ? "gone"
+                      : r[i].dpeak || r[i].dbytes ? "changed"
+                                                  : "same");
+        json_site(&o, "a", r[i].a);
+        json_site(&o, "b", r[i].b);
+        cf_buf_printf(&o, ",\"peak_live_change\":%" PRId64 "}", r[i].dpeak);
+    }
+    cf_buf_puts(&o, "],\"findings\":{");
+    json_findings(&o, "new", b, a);
+    cf_buf_puts(&o, ",");
+    json_findings(&o, "gone", a, b);
+    cf_buf_puts(&o, "}}\n");
+    if (!o.failed) fwrite(o.data, 1, o.len, stdout);
+    cf_buf_free(&o);
+}
+
+int cf_cmd_diff(int argc, char **argv)
+{
+    const char *in[2] = {NULL, NULL};
+    bool json = false;
+    unsigned top = 20, k = 0;
+    for (int i = 0; i < argc; i++) {
+        char *end;
+        if (strcmp(argv[i], "--json") == 0) {
+            json = true;
+        } else if (strcmp(argv[i], "--top") == 0 && i + 1 < argc) {
+            top = (unsigned)strtoul(argv[++i], &end, 10);
+            if (*end || top == 0)
+                return fprintf(stderr, "cudafrag: diff: bad --top\n%s", usage), CF_EXIT_USAGE;
+        } else if (argv[i][0] == '-' || k == 2) {
+            fprintf(stderr, "cudafrag: diff: unexpected \"%s\"\n%s", argv[i], usage);
+            return CF_EXIT_USAGE;
+        } else {
+            in[k++] = argv[i];
+        }
+    }
+    if (k != 2)
+        return fprintf(stderr, "cudafrag: diff needs two reports\n%s", usage), CF_EXIT_USAGE;
+    struct cf_view a, b;
+    if (cf_view_load(in[0], &a) != 0) return 1;
+    if (cf_view_load(in[1], &b) != 0) {
+        cf_view_free(&a);
+        return 1;
+    }
+    unsigned n = 0;
+    struct row *r = rows_of(&a, &b, &n);
+    notes(&a, &b);
+    if (json) {
+        json_out(&a, &b, r, n);
+    } else {
+        printf("cudafrag diff\n  A %s\n  B %s\n\n", a.source, b.source);
+        text_totals(&a, &b);
+        text_sites(r, n, top);
+        text_findings(&a, &b);
+    }
+    free(r);
+    cf_view_free(&a);
+    cf_view_free(&b);
+    return fflush(stdout) == 0 ? 0 : 1;
+}

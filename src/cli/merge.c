@@ -1,0 +1,258 @@
+/* cudafrag merge [--json] [-o OUT] R0 R1 ...: the reports (or traces) of a
+ * job's ranks side by side: per rank its peaks, fragmentation, allocations,
+ * leaks and findings; totals; the rank that peaked (the largest footprint of
+ * one device, which is what runs out first) and how far above the mean it is;
+ * call sites summed over ranks by key. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/view.h"
+#include "cli/views.h"
+#include "report/format.h"
+#include "report/strbuf.h"
+
+static const char usage[] = "usage: cudafrag merge [--json] [-o OUT] REPORT|TRACE...\n";
+
+#define TOP_SITES 20
+
+struct rank {
+    struct cf_view v;
+    uint64_t max_dev_fp; /* the largest peak footprint of one device */
+    int max_dev;
+    unsigned sev[3]; /* high, medium, low */
+};
+
+struct msite {
+    const char *key, *label;
+    uint64_t peak_live, bytes, leaked;
+    unsigned ranks;
+    const char *max_rank;
+    uint64_t max_peak;
+};
+
+static void digest(struct rank *r)
+{
+    r->max_dev = -1;
+    for (unsigned i = 0; i < r->v.ndevs; i++)
+        if (r->max_dev < 0 || r->v.devs[i].peak_footprint > r->max_dev_fp) {
+            r->max_dev_fp = r->v.devs[i].peak_footprint;
+            r->max_dev = r->v.devs[i].device;
+        }
+    for (unsigned i = 0; i < r->v.nfindings; i++) {
+        const char *s = r->v.findings[i].severity;
+        r->sev[strcmp(s, "high") == 0 ? 0 : strcmp(s, "medium") == 0 ? 1 : 2]++;
+    }
+}
+
+static int by_rank(const void *a, const void *b)
+{
+    const struct rank *x = a, *y = b;
+    char *ex, *ey;
+    long rx = strtol(x->v.rank, &ex, 10), ry = strtol(y->v.rank, &ey, 10);
+    if (!*ex && !*ey && *x->v.rank && *y->v.rank && rx != ry) return rx < ry ? -1 : 1;
+    return strcmp(x->v.rank, y->v.rank);
+}
+
+static int by_peak(const void *a, const void *b)
+{
+    uint64_t x = ((const struct msite *)a)->peak_live, y = ((const struct msite *)b)->peak_live;
+    return (x < y) - (x > y);
+}
+
+static struct msite *sum_sites(const struct rank *r, unsigned n, unsigned *count)
+{
+    unsigned cap = 0, k = 0;
+    for (unsigned i = 0; i < n; i++)
+        cap += r[i].v.nsites;
+    struct msite *m = calloc(cap + 1, sizeof *m);
+    for (unsigned i = 0; m && i < n; i++)
+        for (unsigned s = 0; s < r[i].v.nsites; s++) {
+            const struct cf_view_site *vs = &r[i].v.sites[s];
+            unsigned j = 0;
+            while (j < k && strcmp(m[j].key, vs->key) != 0)
+                j++;
+            if (j == k) m[k++] = (struct msite){.key = vs->key, .label = vs->label};
+            m[j].peak_live += vs->peak_live;
+            m[j].bytes += vs->bytes;
+            m[j].leaked += vs->leaked;
+            m[j].ranks++;
+            if (m[j].max_rank == NULL || vs->peak_live > m[j].max_peak) {
+                m[j].max_peak = vs->peak_live;
+                m[j].max_rank = r[i].v.rank;
+            }
+        }
+    if (m) qsort(m, k, sizeof *m, by_peak);
+    *count = k;
+    return m;
+}
+
+static const struct rank *peak_rank(const struct rank *r, unsigned n, double *ratio)
+{
+    const struct rank *top = &r[0];
+    double sum = 0;
+    for (unsigned i = 0; i < n; i++) {
+        sum += (double)r[i].max_dev_fp;
+        if (r[i].max_dev_fp > top->max_dev_fp) top = &r[i];
+    }
+    *ratio = sum > 0 ? (double)top->max_dev_fp / (sum / n) : NAN;
+    return top;
+}
+
+/* ---- text ---- */
+
+static void text_rank(FILE *o, const struct rank *r)
+{
+    char l[32], f[32], m[32], a[32], k[32], fr[16] = "?";
+    if (!isnan(r->v.frag)) snprintf(fr, sizeof fr, "%.1f%%", 100 * r->v.frag);
+    fprintf(o, "%-6s %-14.14s %8ld %4u %11s %11s %11s %7s %10" PRIu64 " %11s %11s %u/%u/%u\n",
+            r->v.rank, r->v.host, r->v.pid, r->v.ndevs, cf_fmt_bytes(r->v.peak_live, l, sizeof l),
+            cf_fmt_bytes(r->v.peak_footprint, f, sizeof f),
+            cf_fmt_bytes(r->max_dev_fp, m, sizeof m), fr, r->v.allocs,
+            cf_fmt_bytes(r->v.alloc_bytes, a, sizeof a),
+            cf_fmt_bytes(r->v.leaked_bytes, k, sizeof k), r->sev[0], r->sev[1], r->sev[2]);
+}
+
+static void text_out(FILE *o, const struct rank *r, unsigned n, const struct msite *m, unsigned nm)
+{
+    char a[32], b[32], c[32], d[32];
+    uint64_t live = 0, fp = 0, allocs = 0, bytes = 0, leaked = 0;
+    double ratio;
+    fprintf(o, "cudafrag merge: %u ranks of %s\n\n", n, r[0].v.program);
+    fprintf(o, "%-6s %-14s %8s %4s %11s %11s %11s %7s %10s %11s %11s %s\n", "rank", "host", "pid",
+            "devs", "peak live", "footprint", "max device", "frag", "allocs", "allocated", "leaked",
+            "findings h/m/l");
+    for (unsigned i = 0; i < n; i++) {
+        text_rank(o, &r[i]);
+        live += r[i].v.peak_live, fp += r[i].v.peak_footprint, allocs += r[i].v.allocs;
+        bytes += r[i].v.alloc_bytes, leaked += r[i].v.leaked_bytes;
+    }
+    fprintf(o, "%-6s %-14s %8s %4s %11s %11s %11s %7s %10" PRIu64 " %11s %11s\n", "total", "", "",
+            "", cf_fmt_bytes(live, a, sizeof a), cf_fmt_bytes(fp, b, sizeof b), "", "", allocs,
+            cf_fmt_bytes(bytes, c, sizeof c), cf_fmt_bytes(leaked, d, sizeof d));
+    const struct rank *top = peak_rank(r, n, &ratio);
+    fprintf(o, "\npeak: rank %s, device %d, footprint %s (%.2fx the mean over ranks)\n",
+            top->v.rank, top->max_dev, cf_fmt_bytes(top->max_dev_fp, a, sizeof a), ratio);
+    fprintf(o, "\n-- call sites by peak live bytes summed over ranks --\n");
+    for (unsigned i = 0; i < nm && i < TOP_SITES; i++)
+        fprintf(o, "  %11s  %u ranks, most on rank %s (%s)  %s\n",
+                cf_fmt_bytes(m[i].peak_live, a, sizeof a), m[i].ranks, m[i].max_rank,
+                cf_fmt_bytes(m[i].max_peak, b, sizeof b), m[i].label);
+}
+
+/* ---- JSON ---- */
+
+static void json_rank(struct cf_buf *b, const struct rank *r)
+{
+    cf_buf_puts(b, "{\"rank\":");
+    cf_buf_json_str(b, r->v.rank);
+    cf_buf_puts(b, ",\"host\":");
+    cf_buf_json_str(b, r->v.host);
+    cf_buf_printf(b, ",\"pid\":%ld,\"source\":", r->v.pid);
+    cf_buf_json_str(b, r->v.source);
+    cf_buf_puts(b, ",\"devices\":[");
+    for (unsigned i = 0; i < r->v.ndevs; i++) {
+        const struct cf_view_dev *d = &r->v.devs[i];
+        cf_buf_printf(b,
+                      "%s{\"device\":%d,\"peak_live_bytes\":%" PRIu64
+                      ",\"peak_footprint_bytes\":%" PRIu64 ",\"fragmentation\":",
+                      i ? "," : "", d->device, d->peak_live, d->peak_footprint);
+        cf_buf_json_num(b, d->frag);
+        cf_buf_puts(b, "}");
+    }
+    cf_buf_printf(b,
+                  "],\"peak_live_bytes\":%" PRIu64 ",\"peak_footprint_bytes\":%" PRIu64
+                  ",\"fragmentation\":",
+                  r->v.peak_live, r->v.peak_footprint);
+    cf_buf_json_num(b, r->v.frag);
+    cf_buf_printf(
+        b,
+        ",\"allocs\":%" PRIu64 ",\"alloc_bytes\":%" PRIu64 ",\"live_at_report_bytes\":%" PRIu64
+        ",\"findings\":{\"high\":%u,\"medium\":%u,\"low\":%u}}",
+        r->v.allocs, r->v.alloc_bytes, r->v.leaked_bytes, r->sev[0], r->sev[1], r->sev[2]);
+}
+
+static void json_out(FILE *o, const struct rank *r, unsigned n, const struct msite *m, unsigned nm)
+{
+    struct cf_buf b = {0};
+    uint64_t live = 0, fp = 0, allocs = 0, bytes = 0, leaked = 0;
+    double ratio;
+    cf_buf_puts(&b, "{\"ranks\":[");
+    for (unsigned i = 0; i < n; i++) {
+        if (i) cf_buf_puts(&b, ",");
+        json_rank(&b, &r[i]);
+        live += r[i].v.peak_live, fp += r[i].v.peak_footprint, allocs += r[i].v.allocs;
+        bytes += r[i].v.alloc_bytes, leaked += r[i].v.leaked_bytes;
+    }
+    const struct rank *top = peak_rank(r, n, &ratio);
+    cf_buf_printf(&b,
+                  "],\"totals\":{\"ranks\":%u,\"peak_live_bytes\":%" PRIu64
+                  ",\"peak_footprint_bytes\":%" PRIu64 ",\"allocs\":%" PRIu64
+                  ",\"alloc_bytes\":%" PRIu64 ",\"live_at_report_bytes\":%" PRIu64
+                  "},\"peak_rank\":{\"rank\":",
+                  n, live, fp, allocs, bytes, leaked);
+    cf_buf_json_str(&b, top->v.rank);
+    cf_buf_printf(&b, ",\"device\":%d,\"peak_footprint_bytes\":%" PRIu64 ",\"over_mean\":",
+                  top->max_dev, top->max_dev_fp);
+    cf_buf_json_num(&b, ratio);
+    cf_buf_puts(&b, "},\"sites\":[");
+    for (unsigned i = 0; i < nm; i++) {
+        cf_buf_puts(&b, i ? ",{\"key\":" : "{\"key\":");
+        cf_buf_json_str(&b, m[i].key);
+        cf_buf_puts(&b, ",\"label\":");
+        cf_buf_json_str(&b, m[i].label);
+        cf_buf_printf(
+            &b, ",\"peak_live_bytes\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"ranks\":%u,\"max_rank\":",
+            m[i].peak_live, m[i].bytes, m[i].ranks);
+        cf_buf_json_str(&b, m[i].max_rank);
+        cf_buf_printf(&b, ",\"max_peak_live_bytes\":%" PRIu64 "}", m[i].max_peak);
+    }
+    cf_buf_puts(&b, "]}\n");
+    if (!b.failed) fwrite(b.data, 1, b.len, o);
+    cf_buf_free(&b);
+}
+
+int cf_cmd_merge(int argc, char **argv)
+{
+    const char *out = "-";
+    bool json = false;
+    struct rank *r = calloc((size_t)argc + 1, sizeof *r);
+    unsigned n = 0, nm = 0;
+    int rc = r ? 0 : 1;
+    for (int i = 0; i < argc && rc == 0; i++) {
+        if (strcmp(argv[i], "--json") == 0) {
+            json = true;
+        } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
+            out = argv[++i];
+        } else if (argv[i][0] == '-') {
+            fprintf(stderr, "cudafrag: merge: unexpected \"%s\"\n%s", argv[i], usage);
+            rc = CF_EXIT_USAGE;
+        } else if (cf_view_load(argv[i], &r[n].v) == 0) {
+            digest(&r[n++]);
+        } else {
+            rc = 1;
+        }
+    }
+    if (rc == 0 && n == 0) {
+        fprintf(stderr, "cudafrag: merge needs at least one report\n%s", usage);
+        rc = CF_EXIT_USAGE;
+    }
+    FILE *o = rc == 0 ? cf_out_open(out) : NULL;
+    if (o) {
+        qsort(r, n, sizeof *r, by_rank);
+        struct msite *m = sum_sites(r, n, &nm);
+        if (json)
+            json_out(o, r, n, m, nm);
+        else
+            text_out(o, r, n, m, nm);
+        free(m);
+        rc = cf_out_close(o, out);
+    } else if (rc == 0) {
+        rc = 1;
+    }
+    for (unsigned i = 0; i < n; i++)
+        cf_view_free(&r[i].v);
+    free(r);
+    return rc;
+}

@@ -1,0 +1,59 @@
+/* A report as diff, merge and check see it, read from a JSON report or from
+ * a trace. Call sites are keyed by what names them in any run of the same
+ * program: the API and, for up to four frames, module, function and
+ * file:line, never addresses or the run's own ids. */
+#ifndef CF_CLI_VIEW_H
+#define CF_CLI_VIEW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define CF_VIEW_DEVICES 64
+#define CF_VIEW_KEY     640
+
+struct cf_view_site {
+    uint64_t hash; /* of key, to find rows fast */
+    char key[CF_VIEW_KEY];
+    char label[256]; /* "cudaMalloc at alloc_frame (video_pipeline.c:61)" */
+    uint64_t calls, bytes, peak_live, leaked;
+};
+
+struct cf_view_dev {
+    int device;
+    uint64_t peak_live, peak_footprint, total;
+    double frag; /* NAN: unknown */
+};
+
+struct cf_view_finding {
+    char id[40], severity[12], title[256], key[CF_VIEW_KEY];
+};
+
+struct cf_view {
+    char source[512];
+    bool from_trace; /* frames named from DWARF (file:line), not symbol tables */
+    char program[512], rank[64], host[128];
+    long pid;
+    double duration_s;
+    struct cf_view_dev devs[CF_VIEW_DEVICES];
+    unsigned ndevs;
+    uint64_t allocs, frees, alloc_bytes, peak_live, peak_footprint, leaked_bytes, leaked_count;
+    uint64_t ooms;
+    double frag, internal_waste; /* NAN: unknown */
+    struct cf_view_site *sites;  /* merged by key */
+    unsigned nsites, sites_cap;
+    uint64_t site_count; /* sites the source recorded */
+    uint64_t listed;     /* sites it lists: fewer when it lists only its top */
+    struct cf_view_finding *findings;
+    unsigned nfindings;
+};
+
+/* A JSON report, or a trace (replayed in a child process: one replay per
+ * process). 0, or 1 with a message on stderr. */
+int cf_view_load(const char *path, struct cf_view *v);
+void cf_view_free(struct cf_view *v);
+const struct cf_view_site *cf_view_find(const struct cf_view *v, const char *key);
+/* Writes the view of the trace at path as JSON (the report's keys that views
+ * read, every site listed) to fd; used by the child of cf_view_load. */
+int cf_view_trace_json(const char *path, int fd);
+
+#endif
