@@ -25,12 +25,15 @@
 #define EXIT_NOT_EXEC  126 /* ... and one it found but cannot execute */
 
 static const char usage[] =
-    "usage: cudafrag run [--sim] [--arena] [--trace] [--stack-depth N] [--output PATTERN] [--] "
-    "PROG [ARGS...]\n"
+    "usage: cudafrag run [--sim] [--arena] [--trace] [--stack-depth N] [--output PATTERN]\n"
+    "                    [--check LIMITS...] [--] PROG [ARGS...]\n"
     "       cudafrag report [--json | --html OUT.html] TRACE\n"
     "       cudafrag symbolize [--build-id HEX] MODULE OFFSET...\n"
     "       cudafrag export TRACE --format torch-snapshot|chrome-trace|folded|rmm-csv [-o OUT]\n"
     "                       [--weight peak|footprint-peak|leaked|allocated|calls] [--device N]\n"
+    "       cudafrag diff [--json] [--top N] A B\n"
+    "       cudafrag merge [--json] [-o OUT] REPORT...\n"
+    "       cudafrag check REPORT [LIMITS...]\n"
     "       cudafrag --help | --help-markdown | --version\n"
     "\n"
     "Runs PROG with libcudafrag.so preloaded; a report of its CUDA memory allocations is\n"
@@ -43,6 +46,8 @@ static const char usage[] =
     "  --stack-depth N    call-stack frames per allocation, 0 to 64 (CUDAFRAG_STACK_DEPTH)\n"
     "  --output PATTERN   report path without extension (CUDAFRAG_OUTPUT; %p pid,\n"
     "                     %e executable, %h host, %r rank, %% percent sign)\n"
+    "  --check            run PROG as a child, then hold its JSON report against LIMITS\n"
+    "                     (as cudafrag check); PROG's own non-zero status comes first\n"
     "\n"
     "report prints the report the traced process printed at exit, computed again from\n"
     "TRACE alone, with call sites named from DWARF (file:line, inlined frames).\n"
@@ -55,6 +60,16 @@ static const char usage[] =
     "per frame, innermost first.\n"
     "\n"
     "  --build-id HEX     MODULE's build-id when traced: a replaced file is not read\n"
+    "\n"
+    "export writes TRACE for other tools: PyTorch's memory viewer (torch-snapshot, a\n"
+    "pickle), Perfetto (chrome-trace), flame graph tools (folded, weighed by --weight)\n"
+    "and RMM's replay benchmark (rmm-csv). diff compares two reports or traces by call\n"
+    "site (module, function, file:line); merge puts the reports of a job's ranks side by\n"
+    "side; check exits 1 when a report exceeds a limit. A REPORT is a JSON report or a\n"
+    "trace.\n"
+    "\n"
+    "LIMITS: --max-peak-live SIZE, --max-footprint SIZE (per device), --max-leak SIZE,\n"
+    "        --max-fragmentation F (0.25 or 25%), --fail-on high|medium|low (findings)\n"
     "\n";
 
 static void die(int status, const char *fmt, const char *arg)
@@ -147,8 +162,10 @@ static const char *option_value(const char *name, char **argv, int *i, int argc)
 
 static int cmd_run(int argc, char **argv)
 {
-    bool sim = false;
-    int i = 0;
+    bool sim = false, check = false;
+    struct cf_limits limits;
+    int i = 0, lim;
+    cf_limits_init(&limits);
     for (; i < argc; i++) {
         const char *v;
         if (strcmp(argv[i], "--") == 0) {
@@ -174,6 +191,10 @@ static int cmd_run(int argc, char **argv)
             setenv("CUDAFRAG_STACK_DEPTH", num, 1);
         } else if ((v = option_value("--output", argv, &i, argc))) {
             setenv("CUDAFRAG_OUTPUT", v, 1);
+        } else if (strcmp(argv[i], "--check") == 0) {
+            check = true;
+        } else if ((lim = cf_limits_option(&limits, argv, &i, argc)) != 0) {
+            if (lim < 0) return EXIT_USAGE;
         } else if (argv[i][0] == '-') {
             fprintf(stderr, "cudafrag: unknown option \"%s\"\n%s", argv[i], usage);
             return EXIT_USAGE;
@@ -185,6 +206,10 @@ static int cmd_run(int argc, char **argv)
         fprintf(stderr, "cudafrag: run needs a program to run\n%s", usage);
         return EXIT_USAGE;
     }
+    if (check != limits.any) {
+        fprintf(stderr, "cudafrag: --check goes with at least one limit\n%s", usage);
+        return EXIT_USAGE;
+    }
     char lib[PATH_MAX], dirs[2 * PATH_MAX + 2];
     find_library(lib, sizeof lib);
     if (sim) {
@@ -194,6 +219,7 @@ static int cmd_run(int argc, char **argv)
     /* cudafrag run inside cudafrag run: the library is already there once. */
     const char *preload = getenv("LD_PRELOAD");
     if (preload == NULL || strstr(preload, lib) == NULL) prepend("LD_PRELOAD", lib);
+    if (check) return cf_run_checked(argv + i, &limits);
     execvp(argv[i], argv + i);
     int e = errno;
     fprintf(stderr, "cudafrag: cannot run %s: %s\n", argv[i], strerror(e));
@@ -315,6 +341,9 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "symbolize") == 0) return cmd_symbolize(argc - 2, argv + 2);
     if (strcmp(argv[1], "report") == 0) return cmd_report(argc - 2, argv + 2);
     if (strcmp(argv[1], "export") == 0) return cf_cmd_export(argc - 2, argv + 2);
+    if (strcmp(argv[1], "diff") == 0) return cf_cmd_diff(argc - 2, argv + 2);
+    if (strcmp(argv[1], "merge") == 0) return cf_cmd_merge(argc - 2, argv + 2);
+    if (strcmp(argv[1], "check") == 0) return cf_cmd_check(argc - 2, argv + 2);
     fprintf(stderr, "cudafrag: unknown command \"%s\"\n%s", argv[1], usage);
     return EXIT_USAGE;
 }

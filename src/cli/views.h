@@ -30,6 +30,9 @@ void cf_limits_init(struct cf_limits *l);
 /* Consumes argv[*i] (and its value) when it is a limit option: 1; 0 when it is
  * not one; -1 after a message when its value is bad. */
 int cf_limits_option(struct cf_limits *l, char **argv, int *i, int argc);
+/* Holds the report or trace at path against l: 0 within, 1 beyond (the
+ * reasons on stderr), 2 when it cannot be read. */
+int cf_check_file(const char *path, const struct cf_limits *l);
 /* Runs argv (the environment already set for profiling) as a child, then holds
  * its JSON report against l. Returns the program's own status when it is not
  * 0, else 0 (within the limits) or 1. */
