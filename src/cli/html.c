@@ -178,10 +178,13 @@ static void peak_mark(struct cf_plot_mark *m, const char *cls, const char *what,
              cf_fmt_secs((double)t / 1e9, w, sizeof w));
 }
 
-/* The lines with any sample; points buffers are owned by the caller. */
+/* The lines with any sample; points buffers are owned by the caller. Live is
+ * drawn last, on top: the thicker footprint line would hide it where they meet. */
 static void plot_lines(struct cf_plot *p, int dev, struct cf_point *pts[S_COUNT])
 {
-    for (int i = 0; i < S_COUNT && pg.s[dev]; i++) {
+    static const int order[S_COUNT] = {S_FOOTPRINT, S_POOL, S_ARENA, S_LIVE};
+    for (int k = 0; k < S_COUNT && pg.s[dev]; k++) {
+        int i = order[k];
         if (pg.s[dev][i].samples == 0 || pts[i] == NULL) continue;
         struct cf_plot_line *l = &p->lines[p->nlines++];
         l->name = series_name[i];
@@ -205,6 +208,7 @@ static void device_plot(struct cf_buf *b, const struct cf_coll *c, int dev)
               c->dev[dev].at_footprint_peak.t_ns, s->rec.dev[dev].peak_footprint);
     peak_mark(&marks[p.nmarks++], "peak live", "peak live", c->dev[dev].at_live_peak.t_ns,
               s->rec.dev[dev].peak_live_bytes);
+    marks[1].below = 1;
     for (unsigned i = 0; i < pg.nooms; i++)
         if (pg.oom_dev[i] == dev) marks[p.nmarks++] = pg.ooms[i];
     for (int i = 0; i < S_COUNT; i++)

@@ -19,8 +19,9 @@ struct cf_plot_line {
 };
 
 struct cf_plot_mark {
-    const char *cls; /* "peak" or "oom" */
+    const char *cls; /* "peak ..." or "oom" */
     uint64_t t, v;
+    int below; /* the label goes under the marker (two peaks close together) */
     char label[64], title[200];
 };
 

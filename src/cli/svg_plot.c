@@ -67,7 +67,7 @@ static void axes(struct cf_buf *b, const struct scale *s)
                       x, x, Y1, Y1 + 5);
         cf_buf_printf(b,
                       "<text class=\"ax\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>",
-                      x, Y1 + 18, cf_fmt_secs(t, a, sizeof a));
+                      x, Y1 + 18, i ? cf_fmt_secs(t, a, sizeof a) : "0");
     }
     cf_buf_printf(b, "<line class=\"axis\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>", X0,
                   X1, Y1, Y1);
@@ -102,7 +102,10 @@ static void mark(struct cf_buf *b, const struct scale *s, const struct cf_plot_m
     else
         cf_buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\"/>", x, y);
     cf_buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">", x + (x > W / 2 ? -8 : 8),
-                  strcmp(m->cls, "oom") == 0 ? Y0 + 12 : y - 8, x > W / 2 ? "end" : "start");
+                  strcmp(m->cls, "oom") == 0 ? Y0 + 12
+                  : m->below                 ? y + 18
+                                             : y - 8,
+                  x > W / 2 ? "end" : "start");
     cf_html_esc(b, m->label);
     cf_buf_puts(b, "</text></g>");
 }
