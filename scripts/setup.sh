@@ -4,10 +4,13 @@
 set -eu
 
 CF_PACKAGES="meson ninja-build pkg-config gcc g++ libunwind-dev libdw-dev libzstd-dev uthash-dev binutils python3"
+# Only the test suite needs these: headless Chromium loads the HTML report.
+CF_TEST_PACKAGES="chromium"
 
+# cf_install_missing [EXTRA_PACKAGE...]
 cf_install_missing() {
     missing=""
-    for p in $CF_PACKAGES; do
+    for p in $CF_PACKAGES "$@"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
     done
     [ -z "$missing" ] && return 0

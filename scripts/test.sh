@@ -5,7 +5,8 @@
 set -eu
 cd "$(dirname "$0")/.."
 . scripts/setup.sh
-cf_install_missing
+# shellcheck disable=SC2086
+cf_install_missing $CF_TEST_PACKAGES
 
 passed=0
 failed=0
