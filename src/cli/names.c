@@ -43,7 +43,11 @@ const struct cf_sym *cf_names_frame(uint64_t frame)
 {
     static struct cf_sym unknown;
     if ((cache_n + 1) * 2 > cache_cap) cache_grow();
-    if (cache == NULL) return &unknown;
+    if ((cache_n + 1) * 2 > cache_cap) { /* could not grow: resolve without keeping it */
+        memset(&unknown, 0, sizeof unknown);
+        if (cf_replay_resolve(frame, &unknown) != 0) unknown.addr = (uintptr_t)frame;
+        return &unknown;
+    }
     size_t i = home(frame, cache_cap);
     for (; cache[i].sym; i = (i + 1) & (cache_cap - 1))
         if (cache[i].frame == frame) return cache[i].sym;
