@@ -286,28 +286,39 @@ static void json_out(const struct cf_view *a, const struct cf_view *b, const str
     cf_buf_free(&o);
 }
 
-int cf_cmd_diff(int argc, char **argv)
+static int usage_error(const char *what, const char *arg)
 {
-    const char *in[2] = {NULL, NULL};
-    bool json = false;
-    unsigned top = 20, k = 0;
+    fprintf(stderr, "cudafrag: diff: %s%s%s\n%s", what, arg ? " " : "", arg ? arg : "", usage);
+    return CF_EXIT_USAGE;
+}
+
+/* in[2], --json and --top N; 0 or the usage status. */
+static int parse(int argc, char **argv, const char *in[2], bool *json, unsigned *top)
+{
+    unsigned k = 0;
     for (int i = 0; i < argc; i++) {
         char *end;
         if (strcmp(argv[i], "--json") == 0) {
-            json = true;
+            *json = true;
         } else if (strcmp(argv[i], "--top") == 0 && i + 1 < argc) {
-            top = (unsigned)strtoul(argv[++i], &end, 10);
-            if (*end || top == 0)
-                return fprintf(stderr, "cudafrag: diff: bad --top\n%s", usage), CF_EXIT_USAGE;
+            *top = (unsigned)strtoul(argv[++i], &end, 10);
+            if (*end || *top == 0) return usage_error("bad --top", argv[i]);
         } else if (argv[i][0] == '-' || k == 2) {
-            fprintf(stderr, "cudafrag: diff: unexpected \"%s\"\n%s", argv[i], usage);
-            return CF_EXIT_USAGE;
+            return usage_error("unexpected", argv[i]);
         } else {
             in[k++] = argv[i];
         }
     }
-    if (k != 2)
-        return fprintf(stderr, "cudafrag: diff needs two reports\n%s", usage), CF_EXIT_USAGE;
+    return k == 2 ? 0 : usage_error("needs two reports or traces", NULL);
+}
+
+int cf_cmd_diff(int argc, char **argv)
+{
+    const char *in[2] = {NULL, NULL};
+    bool json = false;
+    unsigned top = 20;
+    int rc = parse(argc, argv, in, &json, &top);
+    if (rc) return rc;
     struct cf_view a, b;
     if (cf_view_load(in[0], &a) != 0) return 1;
     if (cf_view_load(in[1], &b) != 0) {

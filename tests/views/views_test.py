@@ -389,6 +389,8 @@ def case_diff():
     expect(d["findings"]["new"] or d["findings"]["gone"], "findings compared")
     text = cli("diff", os.path.join(TMP, "a.json"), os.path.join(TMP, "b.json")).stdout
     expect("peak live" in text and "call sites" in text, "text diff:\n" + text)
+    cli("diff", a, status=2)
+    cli("diff", "--top", "0", a, b, status=2)
     # The same run against itself: nothing changed.
     same = json.loads(cli("diff", "--json", a, a).stdout)
     expect(all(s["status"] == "same" for s in same["sites"]), "a trace differs from itself")
