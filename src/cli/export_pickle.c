@@ -15,7 +15,7 @@
 
 #include "cli/export.h"
 #include "cli/names.h"
-#include "cli/pickle.h"
+#include "cli/pickle_write.h"
 
 enum action { A_SEG_ALLOC, A_ALLOC, A_FREE_REQ, A_FREE_DONE, A_SEG_FREE, A_OOM };
 static const char *const action_name[] = {"segment_alloc",  "alloc",        "free_requested",
@@ -31,7 +31,7 @@ static struct torch {
     uint64_t start_ns;
     bool failed;
     struct cf_coll *c;
-    struct cf_pk pk;
+    struct cf_pkw pk;
     uint32_t *memo_of_site; /* memo index + 1 of a site's frame list */
 } tz;
 
@@ -102,26 +102,26 @@ int cf_export_torch_begin(struct cf_coll_sink *sink, FILE *out)
 
 /* ---- pickling ---- */
 
-static void frame(struct cf_pk *p, const char *file, unsigned line, const char *name)
+static void frame(struct cf_pkw *p, const char *file, unsigned line, const char *name)
 {
-    cf_pk_dict(p);
-    cf_pk_mark(p);
-    cf_pk_kstr(p, "filename", file);
-    cf_pk_kuint(p, "line", line);
-    cf_pk_kstr(p, "name", name);
-    cf_pk_setitems(p);
+    cf_pkw_dict(p);
+    cf_pkw_mark(p);
+    cf_pkw_kstr(p, "filename", file);
+    cf_pkw_kuint(p, "line", line);
+    cf_pkw_kstr(p, "name", name);
+    cf_pkw_setitems(p);
 }
 
-static void frames_of(struct cf_pk *p, uint32_t id)
+static void frames_of(struct cf_pkw *p, uint32_t id)
 {
     if (id < tz.c->nids && tz.memo_of_site[id]) {
-        cf_pk_get(p, tz.memo_of_site[id] - 1);
+        cf_pkw_get(p, tz.memo_of_site[id] - 1);
         return;
     }
     int idx = cf_coll_site_index(tz.c, id);
     const struct cf_site *st = idx >= 0 ? &tz.c->snap.sites[idx] : NULL;
-    cf_pk_list(p);
-    cf_pk_mark(p);
+    cf_pkw_list(p);
+    cf_pkw_mark(p);
     if (st) frame(p, "??", 0, cf_api_info[st->api].name);
     for (unsigned i = 0; st && i < st->nframes; i++) {
         const struct cf_sym *y = cf_names_frame(st->frames[i]);
@@ -133,87 +133,87 @@ static void frames_of(struct cf_pk *p, uint32_t id)
                      (unsigned long long)y->offset);
         frame(p, y->line ? y->file : (y->path[0] ? y->path : "??"), y->line, name);
     }
-    cf_pk_appends(p);
-    uint32_t m = cf_pk_put(p);
+    cf_pkw_appends(p);
+    uint32_t m = cf_pkw_put(p);
     if (id < tz.c->nids) tz.memo_of_site[id] = m + 1;
 }
 
-static void entry(struct cf_pk *p, const struct rec *r)
+static void entry(struct cf_pkw *p, const struct rec *r)
 {
-    cf_pk_dict(p);
-    cf_pk_mark(p);
-    cf_pk_kstr(p, "action", action_name[r->action]);
-    cf_pk_kuint(p, "addr", r->addr);
-    cf_pk_kuint(p, "size", r->size);
-    cf_pk_kuint(p, "stream", r->stream);
-    cf_pk_kuint(p, "time_us", r->time_us);
-    if (r->action == A_OOM) cf_pk_kuint(p, "device_free", r->device_free);
-    cf_pk_str(p, "frames");
+    cf_pkw_dict(p);
+    cf_pkw_mark(p);
+    cf_pkw_kstr(p, "action", action_name[r->action]);
+    cf_pkw_kuint(p, "addr", r->addr);
+    cf_pkw_kuint(p, "size", r->size);
+    cf_pkw_kuint(p, "stream", r->stream);
+    cf_pkw_kuint(p, "time_us", r->time_us);
+    if (r->action == A_OOM) cf_pkw_kuint(p, "device_free", r->device_free);
+    cf_pkw_str(p, "frames");
     frames_of(p, r->site);
-    cf_pk_setitems(p);
+    cf_pkw_setitems(p);
 }
 
-static void device_trace(struct cf_pk *p, FILE *f)
+static void device_trace(struct cf_pkw *p, FILE *f)
 {
     struct rec r;
     unsigned n = 0;
-    cf_pk_list(p);
-    cf_pk_mark(p);
+    cf_pkw_list(p);
+    cf_pkw_mark(p);
     if (f) rewind(f);
     while (f && fread(&r, sizeof r, 1, f) == 1) {
         if (r.action > A_OOM) break;
         entry(p, &r);
-        if (++n % CF_PK_BATCH == 0) {
-            cf_pk_appends(p);
-            cf_pk_mark(p);
+        if (++n % CF_PKW_BATCH == 0) {
+            cf_pkw_appends(p);
+            cf_pkw_mark(p);
         }
     }
-    cf_pk_appends(p);
+    cf_pkw_appends(p);
 }
 
 struct segments {
-    struct cf_pk *p;
+    struct cf_pkw *p;
     unsigned n;
 };
 
 static void segment(const struct cf_coll_alloc *a, void *ctx)
 {
     struct segments *sg = ctx;
-    struct cf_pk *p = sg->p;
+    struct cf_pkw *p = sg->p;
     if (!a->counted) return;
-    if (sg->n && sg->n % CF_PK_BATCH == 0) {
-        cf_pk_appends(p);
-        cf_pk_mark(p);
+    if (sg->n && sg->n % CF_PKW_BATCH == 0) {
+        cf_pkw_appends(p);
+        cf_pkw_mark(p);
     }
     sg->n++;
     uint64_t size = seg_size(a);
-    cf_pk_dict(p);
-    cf_pk_mark(p);
-    cf_pk_kuint(p, "device", (uint64_t)a->device);
-    cf_pk_kuint(p, "address", a->addr);
-    cf_pk_kuint(p, "total_size", size);
-    cf_pk_kuint(p, "allocated_size", size);
-    cf_pk_kuint(p, "active_size", size);
-    cf_pk_kuint(p, "requested_size", a->size);
-    cf_pk_kuint(p, "stream", a->stream);
-    cf_pk_kstr(p, "segment_type", size >= (1u << 20) ? "large" : "small");
-    cf_pk_str(p, "is_expandable");
-    cf_pk_bool(p, false);
-    cf_pk_str(p, "frames");
+    cf_pkw_dict(p);
+    cf_pkw_mark(p);
+    cf_pkw_kuint(p, "device", (uint64_t)a->device);
+    cf_pkw_kuint(p, "address", a->addr);
+    cf_pkw_kuint(p, "total_size", size);
+    cf_pkw_kuint(p, "allocated_size", size);
+    cf_pkw_kuint(p, "active_size", size);
+    cf_pkw_kuint(p, "requested_size", a->size);
+    cf_pkw_kuint(p, "stream", a->stream);
+    cf_pkw_kstr(p, "segment_type", size >= (1u << 20) ? "large" : "small");
+    cf_pkw_str(p, "is_expandable");
+    cf_pkw_bool(p, false);
+    cf_pkw_str(p, "frames");
     frames_of(p, a->site);
-    cf_pk_str(p, "blocks");
-    cf_pk_list(p);
-    cf_pk_mark(p);
-    cf_pk_dict(p);
-    cf_pk_mark(p);
-    cf_pk_kuint(p, "size", size);
-    cf_pk_kuint(p, "requested_size", a->size);
-    cf_pk_kstr(p, "state", "active_allocated");
-    cf_pk_str(p, "frames");
+    cf_pkw_str(p, "blocks");
+    cf_pkw_list(p);
+    cf_pkw_mark(p);
+    cf_pkw_dict(p);
+    cf_pkw_mark(p);
+    cf_pkw_kuint(p, "size", size);
+    cf_pkw_kuint(p, "requested_size", a->size);
+    cf_pkw_kstr(p, "state", "active_allocated");
+    cf_pkw_str(p, "frames");
     frames_of(p, a->site);
-    cf_pk_setitems(p);
-    cf_pk_appends(p);
-    cf_pk_setitems(p);
+    cf_pkw_setitems(p);
+    cf_pkw_appends(p);
+    cf_pkw_setitems(p);
 }
 
 int cf_export_torch_end(struct cf_coll *c, const struct cf_export_opts *o, FILE *out)
@@ -227,28 +227,28 @@ int cf_export_torch_end(struct cf_coll *c, const struct cf_export_opts *o, FILE 
         fprintf(stderr, "cudafrag: export: cannot write temporary files\n");
         rc = 1;
     }
-    struct cf_pk *p = &tz.pk;
+    struct cf_pkw *p = &tz.pk;
     p->f = out;
     if (rc == 0) {
-        cf_pk_start(p);
-        cf_pk_dict(p);
-        cf_pk_mark(p);
-        cf_pk_str(p, "segments");
-        cf_pk_list(p);
-        cf_pk_mark(p);
+        cf_pkw_start(p);
+        cf_pkw_dict(p);
+        cf_pkw_mark(p);
+        cf_pkw_str(p, "segments");
+        cf_pkw_list(p);
+        cf_pkw_mark(p);
         struct segments sg = {p, 0};
         cf_coll_each_live(c, segment, &sg);
-        cf_pk_appends(p);
-        cf_pk_str(p, "device_traces");
-        cf_pk_list(p);
-        cf_pk_mark(p);
+        cf_pkw_appends(p);
+        cf_pkw_str(p, "device_traces");
+        cf_pkw_list(p);
+        cf_pkw_mark(p);
         for (int d = 0; d <= last; d++)
             device_trace(p, tz.dev[d]);
-        cf_pk_appends(p);
-        cf_pk_str(p, "allocator_settings");
-        cf_pk_dict(p);
-        cf_pk_setitems(p);
-        cf_pk_stop(p);
+        cf_pkw_appends(p);
+        cf_pkw_str(p, "allocator_settings");
+        cf_pkw_dict(p);
+        cf_pkw_setitems(p);
+        cf_pkw_stop(p);
     }
     if (p->capped)
         fprintf(stderr, "cudafrag: export: %llu values above 2^53 written as 2^53-1\n",

@@ -1,70 +1,70 @@
 /* Integers: BININT1/BININT2/BININT for what fits in 31 bits, LONG1 (little-
  * endian two's complement, at most 8 bytes) above. Strings: BINUNICODE (UTF-8,
  * 4-byte length). Memo: LONG_BINPUT/LONG_BINGET. */
-#include "cli/pickle.h"
+#include "cli/pickle_write.h"
 
 #include <string.h>
 
 #include "cli/utf8.h"
 
-static void op(struct cf_pk *p, uint8_t c)
+static void op(struct cf_pkw *p, uint8_t c)
 {
     fputc(c, p->f);
 }
 
-static void u32le(struct cf_pk *p, uint32_t v)
+static void u32le(struct cf_pkw *p, uint32_t v)
 {
     uint8_t b[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
     fwrite(b, 1, 4, p->f);
 }
 
-void cf_pk_start(struct cf_pk *p)
+void cf_pkw_start(struct cf_pkw *p)
 {
     op(p, 0x80);
     op(p, 2);
 }
 
-void cf_pk_stop(struct cf_pk *p)
+void cf_pkw_stop(struct cf_pkw *p)
 {
     op(p, '.');
 }
 
-void cf_pk_dict(struct cf_pk *p)
+void cf_pkw_dict(struct cf_pkw *p)
 {
     op(p, '}');
 }
 
-void cf_pk_list(struct cf_pk *p)
+void cf_pkw_list(struct cf_pkw *p)
 {
     op(p, ']');
 }
 
-void cf_pk_mark(struct cf_pk *p)
+void cf_pkw_mark(struct cf_pkw *p)
 {
     op(p, '(');
 }
 
-void cf_pk_setitems(struct cf_pk *p)
+void cf_pkw_setitems(struct cf_pkw *p)
 {
     op(p, 'u');
 }
 
-void cf_pk_appends(struct cf_pk *p)
+void cf_pkw_appends(struct cf_pkw *p)
 {
     op(p, 'e');
 }
 
-void cf_pk_none(struct cf_pk *p)
+void cf_pkw_none(struct cf_pkw *p)
 {
     op(p, 'N');
 }
 
-void cf_pk_bool(struct cf_pk *p, bool v)
+void cf_pkw_bool(struct cf_pkw *p, bool v)
 {
     op(p, v ? 0x88 : 0x89);
 }
 
-void cf_pk_int(struct cf_pk *p, int64_t v)
+void cf_pkw_int(struct cf_pkw *p, int64_t v)
 {
     if (v >= 0 && v < 256) {
         op(p, 'K');
@@ -92,17 +92,17 @@ void cf_pk_int(struct cf_pk *p, int64_t v)
     }
 }
 
-void cf_pk_uint(struct cf_pk *p, uint64_t v)
+void cf_pkw_uint(struct cf_pkw *p, uint64_t v)
 {
-    if (v > CF_PK_MAX_INT) {
+    if (v > CF_PKW_MAX_INT) {
         p->capped++;
-        v = CF_PK_MAX_INT;
+        v = CF_PKW_MAX_INT;
     }
-    cf_pk_int(p, (int64_t)v);
+    cf_pkw_int(p, (int64_t)v);
 }
 
 /* Python decodes BINUNICODE strictly: names from binaries need not be UTF-8. */
-void cf_pk_str(struct cf_pk *p, const char *raw)
+void cf_pkw_str(struct cf_pkw *p, const char *raw)
 {
     char s[4096];
     cf_utf8_clean(raw, s, sizeof s);
@@ -112,27 +112,27 @@ void cf_pk_str(struct cf_pk *p, const char *raw)
     fwrite(s, 1, n, p->f);
 }
 
-uint32_t cf_pk_put(struct cf_pk *p)
+uint32_t cf_pkw_put(struct cf_pkw *p)
 {
     op(p, 'r');
     u32le(p, p->memo);
     return p->memo++;
 }
 
-void cf_pk_get(struct cf_pk *p, uint32_t idx)
+void cf_pkw_get(struct cf_pkw *p, uint32_t idx)
 {
     op(p, 'j');
     u32le(p, idx);
 }
 
-void cf_pk_kstr(struct cf_pk *p, const char *k, const char *v)
+void cf_pkw_kstr(struct cf_pkw *p, const char *k, const char *v)
 {
-    cf_pk_str(p, k);
-    cf_pk_str(p, v);
+    cf_pkw_str(p, k);
+    cf_pkw_str(p, v);
 }
 
-void cf_pk_kuint(struct cf_pk *p, const char *k, uint64_t v)
+void cf_pkw_kuint(struct cf_pkw *p, const char *k, uint64_t v)
 {
-    cf_pk_str(p, k);
-    cf_pk_uint(p, v);
+    cf_pkw_str(p, k);
+    cf_pkw_uint(p, v);
 }
