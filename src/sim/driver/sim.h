@@ -69,7 +69,7 @@ struct sim_device {
     uint32_t npages;
     uint32_t pages_used;
     uint32_t pages_peak; /* high water of pages_used: the device's true peak footprint */
-    uint8_t *page_map; /* contiguous mode: 1 per used page */
+    uint8_t *page_map;   /* contiguous mode: 1 per used page */
     uintptr_t va_base;
     size_t va_size;
     uint32_t va_units;
