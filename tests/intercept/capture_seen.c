@@ -163,6 +163,7 @@ int main(void)
         fprintf(stderr, "simcudaCallCount not found: not the simulated driver\n");
         return 77;
     }
+    CHECK(capture_queries() != ~0ull); /* SIMCUDA_COUNT_CALLS=1 */
     malloc_async_ptsz = (malloc_async_fn)dlsym(RTLD_DEFAULT, "cudaMallocAsync_ptsz");
     free_async_ptsz = (free_async_fn)dlsym(RTLD_DEFAULT, "cudaFreeAsync_ptsz");
     CHECK(malloc_async_ptsz != NULL && free_async_ptsz != NULL);

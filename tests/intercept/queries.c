@@ -2,6 +2,7 @@
  * device, the device's pools) the simulated driver answered during steady loops of
  * allocations and frees. queries.sh runs this with and without cudafrag and
  * compares: cudafrag must add none once it has seen a stream and a device once.
+ * Needs SIMCUDA_COUNT_CALLS=1 (the simulated driver counts only then).
  *
  *   queries [PAIRS]   prints "LOOP QUERY COUNT" for each loop and counted query
  *

@@ -3,7 +3,8 @@
 # during steady allocation loops (queries.c), without cudafrag, with it, and with its
 # arena serving. With cudafrag every count must equal the run without it; with the
 # arena none may exceed it (the arena serves calls the runtime would have queried
-# for). CUDAFRAG_SAMPLE_MS keeps the record layer's timed samples out of the loops.
+# for). CUDAFRAG_SAMPLE_MS keeps the record layer's timed samples out of the loops;
+# the caller sets SIMCUDA_COUNT_CALLS=1.
 set -eu
 prog=$1 lib=$2
 dir=$(mktemp -d)
