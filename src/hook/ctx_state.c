@@ -150,13 +150,14 @@ int cf_stream_device(CUstream stream)
 
 bool cf_capture_in_progress(void)
 {
-    return current_generation() == 0 || __atomic_load_n(&captures, __ATOMIC_SEQ_CST) != 0;
+    return __atomic_load_n(&captures, __ATOMIC_SEQ_CST) != 0;
 }
 
-/* Documented sampling call: cuStreamIsCapturing, only while a capture may be in progress. */
+/* Documented sampling call: cuStreamIsCapturing, only while a capture may be in
+ * progress: one we saw begin, or any while the count cannot be trusted. */
 bool cf_stream_capturing(CUstream stream, bool ptsz)
 {
-    if (CF_LIKELY(!cf_capture_in_progress())) return false;
+    if (CF_LIKELY(current_generation() != 0 && !cf_capture_in_progress())) return false;
     const struct cf_driver *d = cf_driver();
     /* No way to ask: capturing if we saw a capture begin (a driver exists and one may
      * be running); otherwise nothing can be capturing without a driver. */

@@ -34,10 +34,10 @@ CUresult cf_current_context(CUcontext *ctx);
  * current device. -1: unknown. */
 int cf_stream_device(CUstream stream);
 
-/* Whether some capture may be in progress anywhere in the process, in any mode:
- * false only when every capture the process began has ended. A capture in global
- * mode makes "unsafe" calls from every thread invalidate it, so one-off queries that
- * can wait should wait while this is true. */
+/* Whether a capture the wrappers saw begin has not ended yet, on any thread and in
+ * any mode. A capture in global mode makes "unsafe" calls from every thread
+ * invalidate it, so one-off driver calls that can wait should wait while this is
+ * true. It does not say whether a given stream captures: cf_stream_capturing does. */
 bool cf_capture_in_progress(void);
 
 /* Whether stream is capturing: false without a driver call while no capture is in

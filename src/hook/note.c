@@ -113,7 +113,7 @@ static bool device_ok(int device)
 }
 
 /* Documented sampling call: cuDeviceGetDefaultMemPool, once per device. While a
- * capture may be in progress the question waits: in global capture mode such a call
+ * capture is in progress the question waits: in global capture mode such a call
  * from any thread can invalidate the capture (0: not known yet). */
 static uint64_t device_default_pool(int device)
 {
@@ -131,7 +131,7 @@ static uint64_t device_default_pool(int device)
 }
 
 /* Documented sampling call: cuDeviceGetMemPool, once per device (then tracked);
- * like the default pool, not while a capture may be in progress. */
+ * like the default pool, not while a capture is in progress. */
 static uint64_t device_current_pool(int device)
 {
     uint64_t p = __atomic_load_n(&current_pool[device], __ATOMIC_RELAXED);
