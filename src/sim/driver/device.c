@@ -499,6 +499,7 @@ SIM_API CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags)
 
 SIM_API CUresult cuCtxGetCurrent(CUcontext *pctx)
 {
+    sim_count_call(SIM_COUNT_cuCtxGetCurrent);
     if (!sim_ready()) return CUDA_ERROR_NOT_INITIALIZED;
     if (!pctx) return CUDA_ERROR_INVALID_VALUE;
     *pctx = (CUcontext)sim_current_ctx();
@@ -561,6 +562,7 @@ SIM_API CUresult cuCtxPopCurrent_v2(CUcontext *pctx)
 
 SIM_API CUresult cuCtxGetDevice(CUdevice *device)
 {
+    sim_count_call(SIM_COUNT_cuCtxGetDevice);
     struct sim_device *d;
     CUresult rc = sim_current_device(&d);
     if (rc == CUDA_SUCCESS && !device) rc = CUDA_ERROR_INVALID_VALUE;
@@ -571,6 +573,7 @@ SIM_API CUresult cuCtxGetDevice(CUdevice *device)
 SIM_API CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
 {
     if (!ctx) return cuCtxGetDevice(device);
+    sim_count_call(SIM_COUNT_cuCtxGetDevice);
     if (!sim_ready()) return CUDA_ERROR_NOT_INITIALIZED;
     struct sim_ctx *c = (struct sim_ctx *)ctx;
     if (!ctx_valid(c)) return CUDA_ERROR_INVALID_CONTEXT;

@@ -854,12 +854,14 @@ static CUresult capture_info(CUstream h, enum sim_default_stream ds, CUstreamCap
 
 SIM_API CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus)
 {
+    sim_count_call(SIM_COUNT_cuStreamIsCapturing);
     if (!captureStatus) return CUDA_ERROR_INVALID_VALUE;
     return capture_info(hStream, SIM_DS_LEGACY, captureStatus, NULL, NULL, NULL, NULL, NULL);
 }
 
 SIM_API CUresult cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus)
 {
+    sim_count_call(SIM_COUNT_cuStreamIsCapturing);
     if (!captureStatus) return CUDA_ERROR_INVALID_VALUE;
     return capture_info(hStream, SIM_DS_PER_THREAD, captureStatus, NULL, NULL, NULL, NULL, NULL);
 }

@@ -601,6 +601,7 @@ SIM_API CUresult cuMemPoolDestroy(CUmemoryPool pool)
 
 SIM_API CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev)
 {
+    sim_count_call(SIM_COUNT_cuDeviceGetDefaultMemPool);
     struct sim_device *d;
     if (!pool_out) return CUDA_ERROR_INVALID_VALUE;
     /* Seen on an H200: this query from a thread capturing in global mode
@@ -625,6 +626,7 @@ static CUresult device_get_mem_pool(CUmemoryPool *pool, CUdevice dev)
 
 SIM_API CUresult cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
 {
+    sim_count_call(SIM_COUNT_cuDeviceGetMemPool);
     CUresult rc = sim_unsafe_call();
     return rc != CUDA_SUCCESS ? rc : device_get_mem_pool(pool, dev);
 }

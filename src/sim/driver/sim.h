@@ -300,4 +300,22 @@ int sim_capturing(struct sim_stream *s);
 CUresult sim_unsafe_call(void);
 void sim_capture_op(struct sim_stream *s, struct sim_op *op);
 
+/* calls.c: how often the query entry points a profiler may use on every
+ * intercepted call were called (simcudaCallCount), for the tests that count
+ * the driver calls cudafrag adds. */
+#define SIM_COUNTED_CALLS(X)                                                                       \
+    X(cuCtxGetDevice)                                                                              \
+    X(cuCtxGetCurrent)                                                                             \
+    X(cuStreamIsCapturing)                                                                         \
+    X(cuStreamGetDevice)                                                                           \
+    X(cuDeviceGetDefaultMemPool)                                                                   \
+    X(cuDeviceGetMemPool)
+enum sim_counted {
+#define SIM_COUNTED_ENUM(name) SIM_COUNT_##name,
+    SIM_COUNTED_CALLS(SIM_COUNTED_ENUM)
+#undef SIM_COUNTED_ENUM
+        SIM_COUNTED_N
+};
+void sim_count_call(enum sim_counted which);
+
 #endif

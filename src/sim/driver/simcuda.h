@@ -27,6 +27,13 @@ int simcudaGetStats(int device, struct simcuda_stats *out);
 /* Number of stream-order hazards seen so far (see docs/simulated-device.md). */
 unsigned long long simcudaHazardCount(void);
 
+/* Calls so far of one of the counted query entry points, by base name (the
+ * variants of a name count under it): cuCtxGetDevice, cuCtxGetCurrent,
+ * cuStreamIsCapturing, cuStreamGetDevice, cuDeviceGetDefaultMemPool,
+ * cuDeviceGetMemPool. Counted only with SIMCUDA_COUNT_CALLS=1; ~0 without it and
+ * for any other name. */
+unsigned long long simcudaCallCount(const char *name);
+
 #ifdef __cplusplus
 }
 #endif

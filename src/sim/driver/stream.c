@@ -587,12 +587,14 @@ SIM_API CUresult cuStreamGetId_ptsz(CUstream hStream, unsigned long long *stream
 
 SIM_API CUresult cuStreamGetDevice(CUstream hStream, CUdevice *device)
 {
+    sim_count_call(SIM_COUNT_cuStreamGetDevice);
     return device ? stream_get(hStream, SIM_DS_LEGACY, NULL, NULL, NULL, NULL, device)
                   : CUDA_ERROR_INVALID_VALUE;
 }
 
 SIM_API CUresult cuStreamGetDevice_ptsz(CUstream hStream, CUdevice *device)
 {
+    sim_count_call(SIM_COUNT_cuStreamGetDevice);
     return device ? stream_get(hStream, SIM_DS_PER_THREAD, NULL, NULL, NULL, NULL, device)
                   : CUDA_ERROR_INVALID_VALUE;
 }
