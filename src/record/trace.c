@@ -27,6 +27,7 @@
 struct block {
     struct block *next;
     uint32_t tid, nevents;
+    bool defs; /* holds a SITE, MODULE or END event */
     struct cf_enc enc;
     uint8_t data[BLOCK_BYTES];
 };
@@ -94,6 +95,7 @@ static struct block *block_new(uint32_t tid)
     b->next = NULL;
     b->tid = tid;
     b->nevents = 0;
+    b->defs = false;
     b->enc = (struct cf_enc){.buf = b->data, .cap = BLOCK_BYTES};
     return b;
 }
@@ -177,7 +179,10 @@ void cf_trace_emit(const struct cf_event *e)
         t->cur = block_new(t->tid);
         if (t->cur && !cf_ev_encode(&t->cur->enc, e)) t->cur = NULL; /* never fits */
     }
-    if (t->cur) t->cur->nevents++;
+    if (t->cur) {
+        t->cur->nevents++;
+        t->cur->defs |= e->type == CF_EV_SITE || e->type == CF_EV_MODULE || e->type == CF_EV_END;
+    }
     pthread_mutex_unlock(&t->lock);
     __atomic_add_fetch(&events_total, 1, __ATOMIC_RELAXED);
 }
@@ -236,6 +241,7 @@ struct chunk_header {
 static void write_block(struct block *b)
 {
     struct chunk_header h = {.magic = CF_CHUNK_MAGIC,
+                             .flags = b->defs ? CF_CHUNK_DEFS : 0,
                              .tid = b->tid,
                              .nevents = b->nevents,
                              .raw_len = b->enc.len,
@@ -244,7 +250,7 @@ static void write_block(struct block *b)
     if (zstd_compress) {
         size_t n = zstd_compress(zbuf, zbuf_cap, b->data, b->enc.len, 1);
         if (!zstd_is_error(n)) {
-            h.flags = CF_CHUNK_ZSTD;
+            h.flags |= CF_CHUNK_ZSTD;
             h.stored_len = (uint32_t)n;
             payload = zbuf;
         }
