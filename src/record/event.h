@@ -14,7 +14,7 @@
 #define CF_TRACE_VERSION 1
 #define CF_CHUNK_MAGIC   0x4b434643u /* "CFCK" */
 #define CF_CHUNK_ZSTD    1u          /* payload is one zstd frame */
-#define CF_CHUNK_DEFS    2u          /* holds SITE, MODULE or END events (readers look there first) */
+#define CF_CHUNK_DEFS    2u /* holds SITE, MODULE or END events (readers look there first) */
 
 // clang-format off
 /* X(id, value): the numbers are part of the file format. */

@@ -119,6 +119,7 @@ bool cf_apply_alloc(struct cf_event *e, struct cf_site *site, struct cf_alloc *c
 struct cf_alloc *cf_apply_free_begin(uint64_t addr, uint64_t now);
 void cf_apply_free(struct cf_event *e, struct cf_alloc *a);
 void cf_apply_graph_high(const struct cf_event *e);
+void cf_apply_mark(const struct cf_event *e);
 void cf_apply_lock(void); /* the OOM list and the graph high-water marks */
 void cf_apply_unlock(void);
 void cf_emit(struct cf_event *e); /* fills seq when 0, then traces */

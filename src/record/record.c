@@ -145,6 +145,7 @@ void cf_rec_mark(const char *text)
     cf_rec_init();
     size_t n = strnlen(text, 255);
     struct cf_event e = {.type = CF_EV_MARK, .t_ns = cf_now_ns(), .str = text, .len = (uint32_t)n};
+    cf_apply_mark(&e);
     cf_emit(&e);
 }
 

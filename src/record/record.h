@@ -147,6 +147,13 @@ struct cf_oom {
 };
 #define CF_MAX_OOMS 32
 
+/* A marker the program put into the run (cudafrag_mark). */
+struct cf_user_mark {
+    uint64_t t_ns;
+    char text[64];
+};
+#define CF_MAX_MARKS 64
+
 struct cf_api_stats {
     uint64_t calls, bytes, failures;
     uint64_t ns_total; /* time spent inside the real call */
@@ -218,7 +225,9 @@ struct cf_record {
     bool distinct_sizes_capped;  /* the bounded size set filled: distinct_sizes is a floor */
     uint64_t replaced_live;      /* an address came back while still live (its free was missed) */
     bool stacks_unavailable;     /* libunwind could not be loaded: sites are keyed by API */
-    struct cf_device_stats managed; /* managed memory: its own series, no footprint */
+    struct cf_device_stats managed;          /* managed memory: its own series, no footprint */
+    struct cf_user_mark marks[CF_MAX_MARKS]; /* cudafrag_mark(), in order */
+    uint32_t nmarks, marks_dropped;
 };
 extern struct cf_record cf_rec;
 

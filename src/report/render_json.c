@@ -388,6 +388,20 @@ static void ooms(struct json *j, const struct cf_snap *s)
     k_u64(j, "ooms_dropped", s->rec.ooms_dropped);
 }
 
+static void marks(struct json *j, const struct cf_snap *s)
+{
+    open_arr(j, "marks");
+    for (unsigned i = 0; i < s->rec.nmarks; i++) {
+        const struct cf_user_mark *m = &s->rec.marks[i];
+        open_obj(j, NULL);
+        k_str(j, "label", m->text);
+        k_num(j, "at_s", m->t_ns > s->rec.start_ns ? (double)(m->t_ns - s->rec.start_ns) / 1e9 : 0);
+        close_obj(j);
+    }
+    close_arr(j);
+    k_u64(j, "marks_dropped", s->rec.marks_dropped);
+}
+
 static void arena_obj(struct json *j, const char *k, const struct cf_arena_stats *a)
 {
     open_obj(j, k);
@@ -450,6 +464,7 @@ void cf_render_json(const struct cf_snap *s, struct cf_buf *out)
     graph(&j, s);
     fragmentation(&j, s);
     ooms(&j, s);
+    marks(&j, s);
     open_obj(&j, "arena_vs_native");
     arena_obj(&j, "arena", &s->arena);
     arena_obj(&j, "shadow", &s->shadow);

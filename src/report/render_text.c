@@ -249,6 +249,15 @@ static void fragmentation(const struct cf_snap *s, struct cf_buf *o)
     }
 }
 
+static void marks(const struct cf_snap *s, struct cf_buf *o)
+{
+    if (s->rec.nmarks == 0) return;
+    cf_buf_printf(o, "\n-- marks (%u) --\n", s->rec.nmarks);
+    for (unsigned i = 0; i < s->rec.nmarks; i++)
+        cf_buf_printf(o, "  +%s  %s\n", T(secs_since_start(s, s->rec.marks[i].t_ns)),
+                      s->rec.marks[i].text);
+}
+
 static void ooms(const struct cf_snap *s, struct cf_buf *o)
 {
     if (s->rec.nooms == 0) return;
@@ -330,6 +339,7 @@ void cf_render_text(const struct cf_snap *s, struct cf_buf *o)
     graph(s, o);
     fragmentation(s, o);
     ooms(s, o);
+    marks(s, o);
     arena(s, o);
     findings(s, o);
     cf_buf_puts(o, "==== end of cudafrag report ====\n");
