@@ -1,5 +1,5 @@
 /* Extra entry points of the simulated CUDA driver (libcuda.so.1 built from
- * src/sim/driver). They exist only in the simulator: tests look them up with
+ * simcuda/driver). They exist only in the simulator: tests look them up with
  * dlsym or link the simulated driver directly. */
 #ifndef SIMCUDA_H
 #define SIMCUDA_H
