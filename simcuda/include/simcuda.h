@@ -24,7 +24,7 @@ struct simcuda_stats {
 /* 0 on success, -1 when the driver is not initialised or device is out of range. */
 int simcudaGetStats(int device, struct simcuda_stats *out);
 
-/* Number of stream-order hazards seen so far (see docs/simulated-device.md). */
+/* Number of stream-order hazards seen so far (see simcuda/README.md). */
 unsigned long long simcudaHazardCount(void);
 
 /* Calls so far of one of the counted query entry points, by base name (the
