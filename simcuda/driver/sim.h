@@ -115,11 +115,17 @@ static inline CUresult sim_legacy_abi(void)
     return sim_ready() ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_NOT_INITIALIZED;
 }
 
+/* knobs.c: SIMCUDA_MEM, SIMCUDA_DEVICES and SIMCUDA_PHYS into sim */
+void sim_read_knobs(void);
+
 /* device.c */
+CUresult sim_device_get(CUdevice d, struct sim_device **out);
+
+/* context.c */
+struct sim_ctx *sim_ctx_new(struct sim_device *d, unsigned flags, int primary);
 struct sim_ctx *sim_current_ctx(void);
 /* Current context's device, or an error (NOT_INITIALIZED / INVALID_CONTEXT). */
 CUresult sim_current_device(struct sim_device **out);
-CUresult sim_device_get(CUdevice d, struct sim_device **out);
 
 /* phys.c */
 int sim_phys_alloc(struct sim_device *d, uint32_t n, struct sim_phys *out);
