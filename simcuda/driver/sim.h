@@ -174,9 +174,11 @@ CUresult sim_vmm_describe(struct sim_region *r, uintptr_t addr, uintptr_t *base,
                           int *accessible);
 CUresult sim_vmm_check(struct sim_region *r, uintptr_t addr, size_t len);
 
-/* graph.c */
+/* graph_mempool.c */
 CUresult sim_graph_describe(struct sim_region *r, uintptr_t addr, uintptr_t *base, size_t *size);
 CUresult sim_graph_free_ptr(struct sim_region *r, uintptr_t addr);
+
+/* capture.c: stream-ordered allocations and frees on a capturing stream */
 struct sim_graph;
 CUresult sim_capture_alloc(struct sim_stream *s, size_t size, CUdeviceptr *out);
 CUresult sim_capture_free(struct sim_stream *s, CUdeviceptr ptr);
@@ -297,7 +299,7 @@ CUresult sim_memset(uintptr_t dst, size_t pitch, unsigned value, unsigned elem, 
 CUresult sim_memcpy(uintptr_t dst, uintptr_t src, size_t bytes, CUstream h,
                     enum sim_default_stream ds, int async);
 
-/* graph.c: capture of ordinary async ops */
+/* capture.c: capture of ordinary async ops */
 int sim_capturing(struct sim_stream *s);
 /* A call that is "potentially unsafe" during stream capture: when the calling
  * thread captures in global or thread-local mode, the capture is invalidated and
