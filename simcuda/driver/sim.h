@@ -162,12 +162,14 @@ CUresult sim_free_managed(uintptr_t addr);
 
 /* pool.c */
 struct sim_pool *sim_pool_new(struct sim_device *d, int is_default);
+size_t sim_pools_reserved(struct sim_device *d);
+
+/* pool_alloc.c */
 CUresult sim_pool_describe(struct sim_region *r, uintptr_t addr, uintptr_t *base, size_t *size);
 CUresult sim_pool_free_now(struct sim_region *r, uintptr_t addr);
 struct sim_pool *sim_pool_of(struct sim_region *r);
 void sim_pool_free_done(void *chunk, size_t off, size_t len, struct sim_stream *s, uint64_t seq);
 void sim_pools_release_idle(struct sim_device *d);
-size_t sim_pools_reserved(struct sim_device *d);
 
 /* vmm.c */
 CUresult sim_vmm_describe(struct sim_region *r, uintptr_t addr, uintptr_t *base, size_t *size,
