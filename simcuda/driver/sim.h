@@ -92,6 +92,7 @@ struct sim_state {
     int contiguous;
     size_t capacity;
     struct sim_device dev[SIM_MAX_DEVICES];
+    struct sim_stream *streams; /* every stream of the process, for hazard checks */
     unsigned long long hazards;
     int hazard_reported;
 };
@@ -185,7 +186,7 @@ struct sim_graph;
 CUresult sim_capture_alloc(struct sim_stream *s, size_t size, CUdeviceptr *out);
 CUresult sim_capture_free(struct sim_stream *s, CUdeviceptr ptr);
 
-/* ---- streams (stream.c) ---- */
+/* ---- streams (stream.c) and their work (queue.c) ---- */
 enum sim_op_kind {
     SIM_OP_MEMSET,
     SIM_OP_COPY,
@@ -270,10 +271,14 @@ struct sim_ctx {
 #define SIM_STREAM_MAGIC 0x5354524dU
 #define SIM_CTX_MAGIC    0x43545820U
 
+/* stream.c */
 /* Resolve a stream handle; NULL means the default stream of kind ds. */
 CUresult sim_stream_resolve(CUstream h, enum sim_default_stream ds, struct sim_stream **out);
 struct sim_stream *sim_stream_new(struct sim_ctx *ctx, unsigned flags, int priority);
 void sim_stream_destroy(struct sim_stream *s);
+void sim_ctx_init_streams(struct sim_ctx *ctx);
+
+/* queue.c */
 /* Queue op on s (takes ownership), after the implicit legacy-stream ordering
  * and the hazard check. */
 void sim_enqueue(struct sim_stream *s, struct sim_op *op);
@@ -291,9 +296,12 @@ void sim_sync_point(struct sim_device *d);
 uint64_t sim_stream_dep(struct sim_stream *s, struct sim_stream *t);
 /* s's later work runs after t's work up to seq. */
 void sim_stream_wait_for(struct sim_stream *s, struct sim_stream *t, uint64_t seq);
+int sim_stream_pending(struct sim_stream *s);
+/* s is being destroyed, its work done: other streams stop waiting for it. */
+void sim_queues_forget_stream(struct sim_stream *s);
+
 /* event.c: events recorded on a stream being destroyed become complete. */
 void sim_events_forget_stream(struct sim_stream *s);
-void sim_ctx_init_streams(struct sim_ctx *ctx);
 
 /* copy.c: validated, stream-ordered memset/memcpy used by every variant */
 CUresult sim_memset(uintptr_t dst, size_t pitch, unsigned value, unsigned elem, size_t width,
