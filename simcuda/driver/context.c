@@ -14,7 +14,7 @@ struct sim_ctx *sim_ctx_new(struct sim_device *d, unsigned flags, int primary)
 {
     struct sim_ctx *c = calloc(1, sizeof *c);
     if (!c) return NULL;
-    c->magic = SIM_CTX_MAGIC;
+    sim_handle_init(&c->handle, SIM_H_CTX);
     c->dev = d;
     c->flags = flags;
     c->is_primary = primary;
@@ -35,11 +35,6 @@ CUresult sim_current_device(struct sim_device **out)
     if (!c) return CUDA_ERROR_INVALID_CONTEXT;
     *out = c->dev;
     return CUDA_SUCCESS;
-}
-
-static int ctx_valid(struct sim_ctx *c)
-{
-    return c && c->magic == SIM_CTX_MAGIC;
 }
 
 SIM_API CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
@@ -152,7 +147,7 @@ SIM_API CUresult cuCtxSetCurrent(CUcontext ctx)
 {
     if (!sim_ready()) return CUDA_ERROR_NOT_INITIALIZED;
     struct sim_ctx *c = (struct sim_ctx *)ctx;
-    if (c && !ctx_valid(c)) return CUDA_ERROR_INVALID_CONTEXT;
+    if (c && !sim_handle_valid(c, SIM_H_CTX)) return CUDA_ERROR_INVALID_CONTEXT;
     if (!c) {
         if (ctx_depth > 0) ctx_depth--;
     } else if (ctx_depth == 0) {
@@ -165,9 +160,9 @@ SIM_API CUresult cuCtxSetCurrent(CUcontext ctx)
 
 static CUresult ctx_push(CUcontext ctx)
 {
-    if (!sim_ready()) return CUDA_ERROR_NOT_INITIALIZED;
-    struct sim_ctx *c = (struct sim_ctx *)ctx;
-    if (!ctx_valid(c)) return CUDA_ERROR_INVALID_CONTEXT;
+    CUresult rc;
+    struct sim_ctx *c = sim_handle_get(ctx, SIM_H_CTX, &rc);
+    if (!c) return rc;
     if (ctx_depth == CTX_STACK_MAX) return CUDA_ERROR_OUT_OF_MEMORY;
     ctx_stack[ctx_depth++] = c;
     return CUDA_SUCCESS;
@@ -216,9 +211,9 @@ SIM_API CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
 {
     if (!ctx) return cuCtxGetDevice(device);
     sim_count_call(SIM_COUNT_cuCtxGetDevice);
-    if (!sim_ready()) return CUDA_ERROR_NOT_INITIALIZED;
-    struct sim_ctx *c = (struct sim_ctx *)ctx;
-    if (!ctx_valid(c)) return CUDA_ERROR_INVALID_CONTEXT;
+    CUresult rc;
+    struct sim_ctx *c = sim_handle_get(ctx, SIM_H_CTX, &rc);
+    if (!c) return rc;
     if (!device) return CUDA_ERROR_INVALID_VALUE;
     *device = c->dev->ordinal;
     return CUDA_SUCCESS;
@@ -235,9 +230,10 @@ SIM_API CUresult cuCtxGetFlags(unsigned int *flags)
 
 SIM_API CUresult cuCtxGetId(CUcontext ctx, unsigned long long *ctxId)
 {
-    struct sim_ctx *c = ctx ? (struct sim_ctx *)ctx : sim_current_ctx();
-    if (!sim_ready()) return CUDA_ERROR_NOT_INITIALIZED;
-    if (!ctx_valid(c)) return CUDA_ERROR_INVALID_CONTEXT;
+    CUresult rc;
+    struct sim_ctx *c =
+        sim_handle_get(ctx ? (struct sim_ctx *)ctx : sim_current_ctx(), SIM_H_CTX, &rc);
+    if (!c) return rc;
     if (!ctxId) return CUDA_ERROR_INVALID_VALUE;
     *ctxId = c->id;
     return CUDA_SUCCESS;
@@ -275,9 +271,9 @@ SIM_API CUresult cuCtxSynchronize(void)
 SIM_API CUresult cuCtxSynchronize_v2(CUcontext ctx)
 {
     if (!ctx) return cuCtxSynchronize();
-    if (!sim_ready()) return CUDA_ERROR_NOT_INITIALIZED;
-    struct sim_ctx *c = (struct sim_ctx *)ctx;
-    if (!ctx_valid(c)) return CUDA_ERROR_INVALID_CONTEXT;
+    CUresult rc;
+    struct sim_ctx *c = sim_handle_get(ctx, SIM_H_CTX, &rc);
+    if (!c) return rc;
     sim_lock();
     sim_drain_ctx(c);
     sim_sync_point(c->dev);
@@ -329,9 +325,10 @@ SIM_API CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreatePar
 
 static CUresult ctx_destroy(CUcontext ctx)
 {
-    if (!sim_ready()) return CUDA_ERROR_NOT_INITIALIZED;
-    struct sim_ctx *c = (struct sim_ctx *)ctx;
-    if (!ctx_valid(c) || c->is_primary) return CUDA_ERROR_INVALID_CONTEXT;
+    CUresult rc;
+    struct sim_ctx *c = sim_handle_get(ctx, SIM_H_CTX, &rc);
+    if (!c) return rc;
+    if (c->is_primary) return CUDA_ERROR_INVALID_CONTEXT;
     sim_lock();
     sim_drain_ctx(c);
     while (c->streams) {
@@ -339,10 +336,10 @@ static CUresult ctx_destroy(CUcontext ctx)
         sim_stream_destroy(s);
     }
     /* The structure itself is kept: other threads' current-context stacks
-     * and per-thread stream slots may still name it, and read its magic. */
-    c->magic = 0;
+     * and per-thread stream slots may still name it, and read its tag. */
+    sim_handle_retire(&c->handle);
     /* Unbind it from this thread; other threads that still have it current
-     * get CUDA_ERROR_INVALID_CONTEXT from the magic check. */
+     * get CUDA_ERROR_INVALID_CONTEXT from the tag check. */
     for (int i = 0; i < ctx_depth; i++)
         if (ctx_stack[i] == c) ctx_stack[i] = NULL;
     while (ctx_depth > 0 && ctx_stack[ctx_depth - 1] == NULL)
@@ -367,7 +364,7 @@ static CUresult peer_enable(CUcontext peerContext, unsigned int Flags)
     CUresult rc = sim_current_device(&d);
     if (rc != CUDA_SUCCESS) return rc;
     struct sim_ctx *peer = (struct sim_ctx *)peerContext;
-    if (!ctx_valid(peer) || peer->dev == d) return CUDA_ERROR_INVALID_CONTEXT;
+    if (!sim_handle_valid(peer, SIM_H_CTX) || peer->dev == d) return CUDA_ERROR_INVALID_CONTEXT;
     if (Flags != 0) return CUDA_ERROR_INVALID_VALUE;
     if (d->peer_access[peer->dev->ordinal]) return CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
     d->peer_access[peer->dev->ordinal] = 1;
@@ -380,7 +377,7 @@ static CUresult peer_disable(CUcontext peerContext)
     CUresult rc = sim_current_device(&d);
     if (rc != CUDA_SUCCESS) return rc;
     struct sim_ctx *peer = (struct sim_ctx *)peerContext;
-    if (!ctx_valid(peer)) return CUDA_ERROR_INVALID_CONTEXT;
+    if (!sim_handle_valid(peer, SIM_H_CTX)) return CUDA_ERROR_INVALID_CONTEXT;
     if (!d->peer_access[peer->dev->ordinal]) return CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
     d->peer_access[peer->dev->ordinal] = 0;
     return CUDA_SUCCESS;

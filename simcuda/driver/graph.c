@@ -6,12 +6,8 @@
 
 #include <stdlib.h>
 
-#define SIM_GRAPH_MAGIC 0x47524150U
-#define SIM_EXEC_MAGIC  0x47455845U
-#define SIM_NODE_MAGIC  0x474e4f44U
-
 struct gexec {
-    uint32_t magic;
+    struct sim_handle handle;
     struct sim_device *dev;
     struct gnode *head, *tail;
 };
@@ -20,7 +16,7 @@ struct gnode *sim_gnode_add(struct sim_graph *g, enum gnode_kind kind)
 {
     struct gnode *n = calloc(1, sizeof *n);
     if (!n) return NULL;
-    n->magic = SIM_NODE_MAGIC;
+    sim_handle_init(&n->handle, SIM_H_GRAPH_NODE);
     n->kind = kind;
     if (g->tail)
         g->tail->next = n;
@@ -34,7 +30,7 @@ struct sim_graph *sim_graph_new(struct sim_device *d)
 {
     struct sim_graph *g = calloc(1, sizeof *g);
     if (g) {
-        g->magic = SIM_GRAPH_MAGIC;
+        sim_handle_init(&g->handle, SIM_H_GRAPH);
         g->dev = d;
     }
     return g;
@@ -45,19 +41,10 @@ void sim_gnodes_free(struct gnode *n)
     while (n) {
         struct gnode *next = n->next;
         if (n->kind == GN_ALLOC) sim_galloc_put(n->ga);
-        n->magic = 0;
+        sim_handle_retire(&n->handle);
         free(n);
         n = next;
     }
-}
-
-static CUresult graph_get(CUgraph h, struct sim_graph **out)
-{
-    if (!sim_ready()) return CUDA_ERROR_NOT_INITIALIZED;
-    struct sim_graph *g = (struct sim_graph *)h;
-    if (!g || g->magic != SIM_GRAPH_MAGIC) return CUDA_ERROR_INVALID_VALUE;
-    *out = g;
-    return CUDA_SUCCESS;
 }
 
 SIM_API CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags)
@@ -75,12 +62,12 @@ SIM_API CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags)
 
 SIM_API CUresult cuGraphDestroy(CUgraph hGraph)
 {
-    struct sim_graph *g;
     sim_lock();
-    CUresult rc = graph_get(hGraph, &g);
+    CUresult rc;
+    struct sim_graph *g = sim_handle_get(hGraph, SIM_H_GRAPH, &rc);
     if (rc == CUDA_SUCCESS) {
         sim_gnodes_free(g->head);
-        g->magic = 0;
+        sim_handle_retire(&g->handle);
         free(g);
     }
     sim_unlock();
@@ -115,11 +102,11 @@ SIM_API CUresult cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph
                                         const CUgraphNode *dependencies, size_t numDependencies,
                                         CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams)
 {
-    struct sim_graph *g;
     struct gnode *n = NULL;
     if (!phGraphNode || !nodeParams) return CUDA_ERROR_INVALID_VALUE;
     sim_lock();
-    CUresult rc = graph_get(hGraph, &g);
+    CUresult rc;
+    struct sim_graph *g = sim_handle_get(hGraph, SIM_H_GRAPH, &rc);
     if (rc == CUDA_SUCCESS) rc = sim_graph_add_alloc(g, nodeParams, &n);
     if (rc == CUDA_SUCCESS) *phGraphNode = (CUgraphNode)n;
     sim_unlock();
@@ -141,45 +128,47 @@ SIM_API CUresult cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph,
                                        const CUgraphNode *dependencies, size_t numDependencies,
                                        CUdeviceptr dptr)
 {
-    struct sim_graph *g;
     struct gnode *n = NULL;
     if (!phGraphNode) return CUDA_ERROR_INVALID_VALUE;
     sim_lock();
-    CUresult rc = graph_get(hGraph, &g);
+    CUresult rc;
+    struct sim_graph *g = sim_handle_get(hGraph, SIM_H_GRAPH, &rc);
     if (rc == CUDA_SUCCESS) rc = sim_graph_add_free(g, dptr, &n);
     if (rc == CUDA_SUCCESS) *phGraphNode = (CUgraphNode)n;
     sim_unlock();
     return rc;
 }
 
-static CUresult node_get(CUgraphNode h, enum gnode_kind kind, struct gnode **out)
+/* The node behind h if it has this kind: a node of another kind is an invalid value. */
+static struct gnode *node_get(CUgraphNode h, enum gnode_kind kind, CUresult *rc)
 {
-    struct gnode *n = (struct gnode *)h;
-    if (!sim_ready()) return CUDA_ERROR_NOT_INITIALIZED;
-    if (!n || n->magic != SIM_NODE_MAGIC || n->kind != kind) return CUDA_ERROR_INVALID_VALUE;
-    *out = n;
-    return CUDA_SUCCESS;
+    struct gnode *n = sim_handle_get(h, SIM_H_GRAPH_NODE, rc);
+    if (n && n->kind != kind) {
+        *rc = CUDA_ERROR_INVALID_VALUE;
+        n = NULL;
+    }
+    return n;
 }
 
 SIM_API CUresult cuGraphMemAllocNodeGetParams(CUgraphNode hNode,
                                               CUDA_MEM_ALLOC_NODE_PARAMS *params_out)
 {
-    struct gnode *n;
+    CUresult rc;
     if (!params_out) return CUDA_ERROR_INVALID_VALUE;
     sim_lock();
-    CUresult rc = node_get(hNode, GN_ALLOC, &n);
-    if (rc == CUDA_SUCCESS) *params_out = n->alloc_params;
+    struct gnode *n = node_get(hNode, GN_ALLOC, &rc);
+    if (n) *params_out = n->alloc_params;
     sim_unlock();
     return rc;
 }
 
 SIM_API CUresult cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr *dptr_out)
 {
-    struct gnode *n;
+    CUresult rc;
     if (!dptr_out) return CUDA_ERROR_INVALID_VALUE;
     sim_lock();
-    CUresult rc = node_get(hNode, GN_FREE, &n);
-    if (rc == CUDA_SUCCESS) *dptr_out = n->fptr;
+    struct gnode *n = node_get(hNode, GN_FREE, &rc);
+    if (n) *dptr_out = n->fptr;
     sim_unlock();
     return rc;
 }
@@ -188,13 +177,13 @@ SIM_API CUresult cuGraphAddMemsetNode(CUgraphNode *phGraphNode, CUgraph hGraph,
                                       const CUgraphNode *dependencies, size_t numDependencies,
                                       const CUDA_MEMSET_NODE_PARAMS *p, CUcontext ctx)
 {
-    struct sim_graph *g;
     if (!phGraphNode || !p || (p->elementSize != 1 && p->elementSize != 2 && p->elementSize != 4))
         return CUDA_ERROR_INVALID_VALUE;
     size_t height = p->height ? p->height : 1;
     size_t span = (height - 1) * p->pitch + p->width * p->elementSize;
     sim_lock();
-    CUresult rc = graph_get(hGraph, &g);
+    CUresult rc;
+    struct sim_graph *g = sim_handle_get(hGraph, SIM_H_GRAPH, &rc);
     if (rc == CUDA_SUCCESS) rc = sim_check_device_range(p->dst, span);
     struct gnode *n = NULL;
     if (rc == CUDA_SUCCESS && !(n = sim_gnode_add(g, GN_OP))) rc = CUDA_ERROR_OUT_OF_MEMORY;
@@ -218,10 +207,10 @@ SIM_API CUresult cuGraphAddHostNode(CUgraphNode *phGraphNode, CUgraph hGraph,
                                     const CUgraphNode *dependencies, size_t numDependencies,
                                     const CUDA_HOST_NODE_PARAMS *nodeParams)
 {
-    struct sim_graph *g;
     if (!phGraphNode || !nodeParams || !nodeParams->fn) return CUDA_ERROR_INVALID_VALUE;
     sim_lock();
-    CUresult rc = graph_get(hGraph, &g);
+    CUresult rc;
+    struct sim_graph *g = sim_handle_get(hGraph, SIM_H_GRAPH, &rc);
     struct gnode *n = NULL;
     if (rc == CUDA_SUCCESS && !(n = sim_gnode_add(g, GN_OP))) rc = CUDA_ERROR_OUT_OF_MEMORY;
     if (rc == CUDA_SUCCESS) {
@@ -237,10 +226,10 @@ SIM_API CUresult cuGraphAddHostNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 SIM_API CUresult cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGraph,
                                      const CUgraphNode *dependencies, size_t numDependencies)
 {
-    struct sim_graph *g;
     if (!phGraphNode) return CUDA_ERROR_INVALID_VALUE;
     sim_lock();
-    CUresult rc = graph_get(hGraph, &g);
+    CUresult rc;
+    struct sim_graph *g = sim_handle_get(hGraph, SIM_H_GRAPH, &rc);
     struct gnode *n = NULL;
     if (rc == CUDA_SUCCESS && !(n = sim_gnode_add(g, GN_EMPTY))) rc = CUDA_ERROR_OUT_OF_MEMORY;
     if (rc == CUDA_SUCCESS) *phGraphNode = (CUgraphNode)n;
@@ -251,7 +240,7 @@ SIM_API CUresult cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 SIM_API CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type)
 {
     struct gnode *n = (struct gnode *)hNode;
-    if (!type || !n || n->magic != SIM_NODE_MAGIC) return CUDA_ERROR_INVALID_VALUE;
+    if (!type || !sim_handle_valid(n, SIM_H_GRAPH_NODE)) return CUDA_ERROR_INVALID_VALUE;
     switch (n->kind) {
     case GN_ALLOC:
         *type = CU_GRAPH_NODE_TYPE_MEM_ALLOC;
@@ -276,10 +265,10 @@ SIM_API CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type)
 
 static CUresult instantiate(CUgraphExec *out, CUgraph hGraph)
 {
-    struct sim_graph *g;
     if (!out) return CUDA_ERROR_INVALID_VALUE;
     sim_lock();
-    CUresult rc = graph_get(hGraph, &g);
+    CUresult rc;
+    struct sim_graph *g = sim_handle_get(hGraph, SIM_H_GRAPH, &rc);
     struct gexec *e = NULL;
     if (rc == CUDA_SUCCESS && !(e = calloc(1, sizeof *e))) rc = CUDA_ERROR_OUT_OF_MEMORY;
     for (struct gnode *n = rc == CUDA_SUCCESS ? g->head : NULL; n; n = n->next) {
@@ -298,7 +287,7 @@ static CUresult instantiate(CUgraphExec *out, CUgraph hGraph)
         e->tail = c;
     }
     if (rc == CUDA_SUCCESS) {
-        e->magic = SIM_EXEC_MAGIC;
+        sim_handle_init(&e->handle, SIM_H_GRAPH_EXEC);
         e->dev = g->dev;
         *out = (CUgraphExec)e;
     } else if (e) {
@@ -350,23 +339,14 @@ SIM_API CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec *phGraphExec, CUg
     return instantiate_params(phGraphExec, hGraph, instantiateParams);
 }
 
-static CUresult exec_get(CUgraphExec h, struct gexec **out)
-{
-    if (!sim_ready()) return CUDA_ERROR_NOT_INITIALIZED;
-    struct gexec *e = (struct gexec *)h;
-    if (!e || e->magic != SIM_EXEC_MAGIC) return CUDA_ERROR_INVALID_VALUE;
-    *out = e;
-    return CUDA_SUCCESS;
-}
-
 SIM_API CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)
 {
-    struct gexec *e;
     sim_lock();
-    CUresult rc = exec_get(hGraphExec, &e);
+    CUresult rc;
+    struct gexec *e = sim_handle_get(hGraphExec, SIM_H_GRAPH_EXEC, &rc);
     if (rc == CUDA_SUCCESS) {
         sim_gnodes_free(e->head);
-        e->magic = 0;
+        sim_handle_retire(&e->handle);
         free(e);
     }
     sim_unlock();
@@ -400,10 +380,10 @@ static CUresult launch_node(struct gnode *n, struct sim_stream *s)
 
 static CUresult graph_launch(CUgraphExec h, CUstream hs, enum sim_default_stream ds)
 {
-    struct gexec *e;
     struct sim_stream *s;
     sim_lock();
-    CUresult rc = exec_get(h, &e);
+    CUresult rc;
+    struct gexec *e = sim_handle_get(h, SIM_H_GRAPH_EXEC, &rc);
     if (rc == CUDA_SUCCESS) rc = sim_stream_resolve(hs, ds, &s);
     if (rc == CUDA_SUCCESS && sim_capturing(s)) rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     /* Nothing is launched when an allocation of the graph is still live. */
@@ -428,11 +408,10 @@ SIM_API CUresult cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
 
 static CUresult graph_upload(CUgraphExec h, CUstream hs, enum sim_default_stream ds)
 {
-    struct gexec *e;
     struct sim_stream *s;
     sim_lock();
-    CUresult rc = exec_get(h, &e);
-    if (rc == CUDA_SUCCESS) rc = sim_stream_resolve(hs, ds, &s);
+    CUresult rc;
+    if (sim_handle_get(h, SIM_H_GRAPH_EXEC, &rc)) rc = sim_stream_resolve(hs, ds, &s);
     sim_unlock();
     return rc;
 }

@@ -22,7 +22,7 @@ struct galloc {
 };
 
 struct gnode {
-    uint32_t magic;
+    struct sim_handle handle;
     enum gnode_kind kind;
     struct sim_op op;
     struct galloc *ga;
@@ -32,7 +32,7 @@ struct gnode {
 };
 
 struct sim_graph {
-    uint32_t magic;
+    struct sim_handle handle;
     struct sim_device *dev;
     struct gnode *head, *tail;
 };

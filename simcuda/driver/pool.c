@@ -6,13 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SIM_POOL_MAGIC 0x504f4f4cU
-
 struct sim_pool *sim_pool_new(struct sim_device *d, int is_default)
 {
     struct sim_pool *p = calloc(1, sizeof *p);
     if (!p) return NULL;
-    p->magic = SIM_POOL_MAGIC;
+    sim_handle_init(&p->handle, SIM_H_POOL);
     p->dev = d;
     p->is_default = is_default;
     p->reuse_follow = p->reuse_opportunistic = p->reuse_internal = 1;
@@ -29,21 +27,12 @@ size_t sim_pools_reserved(struct sim_device *d)
     return n;
 }
 
-CUresult sim_pool_get(CUmemoryPool h, struct sim_pool **out)
-{
-    if (!sim_ready()) return CUDA_ERROR_NOT_INITIALIZED;
-    struct sim_pool *p = (struct sim_pool *)h;
-    if (!p || p->magic != SIM_POOL_MAGIC) return CUDA_ERROR_INVALID_VALUE;
-    *out = p;
-    return CUDA_SUCCESS;
-}
-
 SIM_API CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
 {
-    struct sim_pool *p;
+    CUresult rc;
     sim_lock();
-    CUresult rc = sim_pool_get(pool, &p);
-    if (rc == CUDA_SUCCESS) sim_pool_trim(p, minBytesToKeep);
+    struct sim_pool *p = sim_handle_get(pool, SIM_H_POOL, &rc);
+    if (p) sim_pool_trim(p, minBytesToKeep);
     sim_unlock();
     return rc;
 }
@@ -59,11 +48,11 @@ static CUresult set_u64(size_t *high, size_t current, const void *value)
 
 SIM_API CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
 {
-    struct sim_pool *p;
+    CUresult rc;
     if (!value) return CUDA_ERROR_INVALID_VALUE;
     sim_lock();
-    CUresult rc = sim_pool_get(pool, &p);
-    if (rc == CUDA_SUCCESS) {
+    struct sim_pool *p = sim_handle_get(pool, SIM_H_POOL, &rc);
+    if (p) {
         switch (attr) {
         case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
             memcpy(&p->reuse_follow, value, sizeof(int));
@@ -94,11 +83,11 @@ SIM_API CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute at
 
 SIM_API CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
 {
-    struct sim_pool *p;
+    CUresult rc;
     if (!value) return CUDA_ERROR_INVALID_VALUE;
     sim_lock();
-    CUresult rc = sim_pool_get(pool, &p);
-    if (rc == CUDA_SUCCESS) {
+    struct sim_pool *p = sim_handle_get(pool, SIM_H_POOL, &rc);
+    if (p) {
         cuuint64_t v = 0;
         int iv = -1;
         switch (attr) {
@@ -141,21 +130,18 @@ SIM_API CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute at
 
 SIM_API CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map, size_t count)
 {
-    struct sim_pool *p;
-    sim_lock();
-    CUresult rc = sim_pool_get(pool, &p);
-    sim_unlock();
+    CUresult rc = sim_handle_check(pool, SIM_H_POOL);
     return rc == CUDA_SUCCESS && !map && count ? CUDA_ERROR_INVALID_VALUE : rc;
 }
 
 SIM_API CUresult cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool memPool,
                                     CUmemLocation *location)
 {
-    struct sim_pool *p;
+    CUresult rc;
     if (!flags || !location) return CUDA_ERROR_INVALID_VALUE;
     sim_lock();
-    CUresult rc = sim_pool_get(memPool, &p);
-    if (rc == CUDA_SUCCESS)
+    struct sim_pool *p = sim_handle_get(memPool, SIM_H_POOL, &rc);
+    if (p)
         *flags = location->type == CU_MEM_LOCATION_TYPE_DEVICE && location->id == p->dev->ordinal
                      ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE
                      : CU_MEM_ACCESS_FLAGS_PROT_NONE;
@@ -185,10 +171,10 @@ SIM_API CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolP
 
 SIM_API CUresult cuMemPoolDestroy(CUmemoryPool pool)
 {
-    struct sim_pool *p;
+    CUresult rc;
     sim_lock();
-    CUresult rc = sim_pool_get(pool, &p);
-    if (rc == CUDA_SUCCESS && p->is_default) rc = CUDA_ERROR_INVALID_VALUE;
+    struct sim_pool *p = sim_handle_get(pool, SIM_H_POOL, &rc);
+    if (p && p->is_default) rc = CUDA_ERROR_INVALID_VALUE;
     if (rc == CUDA_SUCCESS) {
         struct sim_device *d = p->dev;
         sim_drain_device(d);
@@ -200,7 +186,7 @@ SIM_API CUresult cuMemPoolDestroy(CUmemoryPool pool)
                 break;
             }
         }
-        p->magic = 0;
+        sim_handle_retire(&p->handle);
         free(p);
     }
     sim_unlock();
@@ -242,10 +228,10 @@ SIM_API CUresult cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
 SIM_API CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
 {
     struct sim_device *d;
-    struct sim_pool *p;
+    struct sim_pool *p = NULL;
     sim_lock();
     CUresult rc = sim_device_get(dev, &d);
-    if (rc == CUDA_SUCCESS) rc = sim_pool_get(pool, &p);
+    if (rc == CUDA_SUCCESS) p = sim_handle_get(pool, SIM_H_POOL, &rc);
     if (rc == CUDA_SUCCESS && p->dev != d) rc = CUDA_ERROR_INVALID_VALUE;
     if (rc == CUDA_SUCCESS) d->current_pool = p;
     sim_unlock();

@@ -8,7 +8,7 @@
 struct chunk;
 
 struct sim_pool {
-    uint32_t magic;
+    struct sim_handle handle;
     struct sim_device *dev;
     int is_default;
     cuuint64_t threshold;
@@ -19,9 +19,6 @@ struct sim_pool {
     struct chunk *open, *full;
     struct sim_pool *next;
 };
-
-/* pool.c */
-CUresult sim_pool_get(CUmemoryPool h, struct sim_pool **out);
 
 /* pool_alloc.c */
 /* Release idle chunks until the pool keeps at most `keep` bytes. */

@@ -339,11 +339,8 @@ SIM_API CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstre
 static CUresult alloc_from_pool(CUdeviceptr *dptr, size_t size, CUmemoryPool h, CUstream hs,
                                 enum sim_default_stream ds)
 {
-    struct sim_pool *p;
-    sim_lock();
-    CUresult rc = sim_pool_get(h, &p);
-    sim_unlock();
-    return rc == CUDA_SUCCESS ? alloc_async(dptr, size, p, hs, ds) : rc;
+    CUresult rc = sim_handle_check(h, SIM_H_POOL);
+    return rc == CUDA_SUCCESS ? alloc_async(dptr, size, (struct sim_pool *)h, hs, ds) : rc;
 }
 
 SIM_API CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,

@@ -6,6 +6,8 @@
 #ifndef SIM_DRIVER_SIM_H
 #define SIM_DRIVER_SIM_H
 
+#include "handle.h"
+
 #include <cuda.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -237,7 +239,7 @@ struct sim_dep {
 enum sim_capture_state { SIM_CAP_NONE, SIM_CAP_ACTIVE, SIM_CAP_INVALIDATED };
 
 struct sim_stream {
-    uint32_t magic;
+    struct sim_handle handle;
     struct sim_ctx *ctx;
     unsigned flags;
     int priority;
@@ -258,7 +260,7 @@ struct sim_stream {
 };
 
 struct sim_ctx {
-    uint32_t magic;
+    struct sim_handle handle;
     struct sim_device *dev;
     unsigned flags;
     int is_primary;
@@ -267,9 +269,6 @@ struct sim_ctx {
     struct sim_stream *streams;
     unsigned long long id;
 };
-
-#define SIM_STREAM_MAGIC 0x5354524dU
-#define SIM_CTX_MAGIC    0x43545820U
 
 /* stream.c */
 /* Resolve a stream handle; NULL means the default stream of kind ds. */

@@ -14,7 +14,7 @@ struct sim_stream *sim_stream_new(struct sim_ctx *ctx, unsigned flags, int prior
 {
     struct sim_stream *s = calloc(1, sizeof *s);
     if (!s) return NULL;
-    s->magic = SIM_STREAM_MAGIC;
+    sim_handle_init(&s->handle, SIM_H_STREAM);
     s->ctx = ctx;
     s->flags = flags;
     s->priority = priority;
@@ -46,7 +46,7 @@ static pthread_once_t ptds_once = PTHREAD_ONCE_INIT;
 
 static int stream_in_ctx(struct sim_ctx *ctx, struct sim_stream *s)
 {
-    if (ctx->magic != SIM_CTX_MAGIC) return 0;
+    if (!sim_handle_valid(ctx, SIM_H_CTX)) return 0;
     for (struct sim_stream *t = ctx->streams; t; t = t->next)
         if (t == s) return 1;
     return 0;
@@ -98,13 +98,13 @@ CUresult sim_stream_resolve(CUstream h, enum sim_default_stream ds, struct sim_s
     struct sim_stream *s;
     if (h == NULL || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD) {
         struct sim_ctx *ctx = sim_current_ctx();
-        if (!ctx || ctx->magic != SIM_CTX_MAGIC) return CUDA_ERROR_INVALID_CONTEXT;
+        if (!sim_handle_valid(ctx, SIM_H_CTX)) return CUDA_ERROR_INVALID_CONTEXT;
         int per_thread = h == CU_STREAM_PER_THREAD || (h == NULL && ds == SIM_DS_PER_THREAD);
         s = per_thread ? per_thread_stream(ctx) : ctx->legacy;
         if (!s) return CUDA_ERROR_OUT_OF_MEMORY;
     } else {
         s = (struct sim_stream *)h;
-        if (s->magic != SIM_STREAM_MAGIC) return CUDA_ERROR_INVALID_HANDLE;
+        if (!sim_handle_valid(s, SIM_H_STREAM)) return CUDA_ERROR_INVALID_HANDLE;
     }
     *out = s;
     return CUDA_SUCCESS;
@@ -128,7 +128,7 @@ void sim_stream_destroy(struct sim_stream *s)
             break;
         }
     }
-    s->magic = 0;
+    sim_handle_retire(&s->handle);
     free(s->deps);
     free(s);
 }
@@ -171,7 +171,7 @@ static CUresult stream_destroy(CUstream h)
     sim_lock();
     struct sim_stream *s = (struct sim_stream *)h;
     CUresult rc = CUDA_SUCCESS;
-    if (s->magic != SIM_STREAM_MAGIC || s->is_legacy || s->is_per_thread)
+    if (!sim_handle_valid(s, SIM_H_STREAM) || s->is_legacy || s->is_per_thread)
         rc = CUDA_ERROR_INVALID_HANDLE;
     else if (s->capture != SIM_CAP_NONE)
         rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
