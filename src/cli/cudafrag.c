@@ -98,12 +98,14 @@ static void find_library(char *out, size_t n)
     exit(EXIT_NOT_FOUND);
 }
 
+/* Build tree first (simcuda/ sits two levels above src/cli/), then the
+ * installed location. */
 static void sim_dirs(char *out, size_t n)
 {
     char dir[PATH_MAX], drv[PATH_MAX + 32], rt[PATH_MAX + 32], a[PATH_MAX], b[PATH_MAX];
     exe_dir(dir, sizeof dir);
-    snprintf(drv, sizeof drv, "%s/../sim/driver", dir);
-    snprintf(rt, sizeof rt, "%s/../sim/runtime", dir);
+    snprintf(drv, sizeof drv, "%s/../../simcuda/driver", dir);
+    snprintf(rt, sizeof rt, "%s/../../simcuda/runtime", dir);
     if (exists(drv) && exists(rt) && realpath(drv, a) && realpath(rt, b)) {
         snprintf(out, n, "%s:%s", a, b);
         return;

@@ -7,10 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SIM_VMM_MAGIC 0x564d4d48U
-
 struct vmm_handle {
-    uint32_t magic;
+    struct sim_handle handle;
     struct sim_device *dev;
     size_t size;
     struct sim_phys phys;
@@ -33,13 +31,10 @@ struct reservation {
     struct mapping *maps;
 };
 
-static CUresult handle_get(CUmemGenericAllocationHandle gh, struct vmm_handle **out)
+/* A generic allocation handle is an integer: the address of its vmm_handle. */
+static struct vmm_handle *handle_get(CUmemGenericAllocationHandle gh, CUresult *rc)
 {
-    if (!sim_ready()) return CUDA_ERROR_NOT_INITIALIZED;
-    struct vmm_handle *h = (struct vmm_handle *)(uintptr_t)gh;
-    if (!h || h->magic != SIM_VMM_MAGIC) return CUDA_ERROR_INVALID_VALUE;
-    *out = h;
-    return CUDA_SUCCESS;
+    return sim_handle_get((const void *)(uintptr_t)gh, SIM_H_VMM, rc);
 }
 
 static void handle_maybe_free(struct vmm_handle *h)
@@ -48,7 +43,7 @@ static void handle_maybe_free(struct vmm_handle *h)
     h->dev->vmm_physical -= h->size;
     h->dev->free_calls++;
     sim_phys_free(h->dev, &h->phys);
-    h->magic = 0;
+    sim_handle_retire(&h->handle);
     free(h);
 }
 
@@ -84,7 +79,7 @@ SIM_API CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
         (size / SIM_PAGE > d->npages || sim_phys_alloc(d, (uint32_t)(size / SIM_PAGE), &h->phys)))
         rc = CUDA_ERROR_OUT_OF_MEMORY;
     if (rc == CUDA_SUCCESS) {
-        h->magic = SIM_VMM_MAGIC;
+        sim_handle_init(&h->handle, SIM_H_VMM);
         h->dev = d;
         h->size = size;
         h->refs = 1;
@@ -101,10 +96,10 @@ SIM_API CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
 
 SIM_API CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
 {
-    struct vmm_handle *h;
+    CUresult rc;
     sim_lock();
-    CUresult rc = handle_get(handle, &h);
-    if (rc == CUDA_SUCCESS && h->refs <= 0) rc = CUDA_ERROR_INVALID_VALUE;
+    struct vmm_handle *h = handle_get(handle, &rc);
+    if (h && h->refs <= 0) rc = CUDA_ERROR_INVALID_VALUE;
     if (rc == CUDA_SUCCESS) {
         h->refs--;
         handle_maybe_free(h);
@@ -116,11 +111,11 @@ SIM_API CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
 SIM_API CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop,
                                                         CUmemGenericAllocationHandle handle)
 {
-    struct vmm_handle *h;
+    CUresult rc;
     if (!prop) return CUDA_ERROR_INVALID_VALUE;
     sim_lock();
-    CUresult rc = handle_get(handle, &h);
-    if (rc == CUDA_SUCCESS) *prop = h->prop;
+    struct vmm_handle *h = handle_get(handle, &rc);
+    if (h) *prop = h->prop;
     sim_unlock();
     return rc;
 }
@@ -192,9 +187,9 @@ SIM_API CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
 SIM_API CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
                           CUmemGenericAllocationHandle handle, unsigned long long flags)
 {
-    struct vmm_handle *h = NULL;
+    CUresult rc;
     sim_lock();
-    CUresult rc = handle_get(handle, &h);
+    struct vmm_handle *h = handle_get(handle, &rc);
     struct reservation *res = reservation_at(ptr);
     if (rc == CUDA_SUCCESS && (!res || flags != 0 || size == 0 || ptr % SIM_PAGE ||
                                size % SIM_PAGE || offset % SIM_PAGE || offset + size > h->size ||

@@ -6,6 +6,8 @@
 #ifndef SIM_DRIVER_SIM_H
 #define SIM_DRIVER_SIM_H
 
+#include "handle.h"
+
 #include <cuda.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -92,6 +94,7 @@ struct sim_state {
     int contiguous;
     size_t capacity;
     struct sim_device dev[SIM_MAX_DEVICES];
+    struct sim_stream *streams; /* every stream of the process, for hazard checks */
     unsigned long long hazards;
     int hazard_reported;
 };
@@ -115,11 +118,17 @@ static inline CUresult sim_legacy_abi(void)
     return sim_ready() ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_NOT_INITIALIZED;
 }
 
+/* knobs.c: SIMCUDA_MEM, SIMCUDA_DEVICES and SIMCUDA_PHYS into sim */
+void sim_read_knobs(void);
+
 /* device.c */
+CUresult sim_device_get(CUdevice d, struct sim_device **out);
+
+/* context.c */
+struct sim_ctx *sim_ctx_new(struct sim_device *d, unsigned flags, int primary);
 struct sim_ctx *sim_current_ctx(void);
 /* Current context's device, or an error (NOT_INITIALIZED / INVALID_CONTEXT). */
 CUresult sim_current_device(struct sim_device **out);
-CUresult sim_device_get(CUdevice d, struct sim_device **out);
 
 /* phys.c */
 int sim_phys_alloc(struct sim_device *d, uint32_t n, struct sim_phys *out);
@@ -156,26 +165,30 @@ CUresult sim_free_managed(uintptr_t addr);
 
 /* pool.c */
 struct sim_pool *sim_pool_new(struct sim_device *d, int is_default);
+size_t sim_pools_reserved(struct sim_device *d);
+
+/* pool_alloc.c */
 CUresult sim_pool_describe(struct sim_region *r, uintptr_t addr, uintptr_t *base, size_t *size);
 CUresult sim_pool_free_now(struct sim_region *r, uintptr_t addr);
 struct sim_pool *sim_pool_of(struct sim_region *r);
 void sim_pool_free_done(void *chunk, size_t off, size_t len, struct sim_stream *s, uint64_t seq);
 void sim_pools_release_idle(struct sim_device *d);
-size_t sim_pools_reserved(struct sim_device *d);
 
 /* vmm.c */
 CUresult sim_vmm_describe(struct sim_region *r, uintptr_t addr, uintptr_t *base, size_t *size,
                           int *accessible);
 CUresult sim_vmm_check(struct sim_region *r, uintptr_t addr, size_t len);
 
-/* graph.c */
+/* graph_mempool.c */
 CUresult sim_graph_describe(struct sim_region *r, uintptr_t addr, uintptr_t *base, size_t *size);
 CUresult sim_graph_free_ptr(struct sim_region *r, uintptr_t addr);
+
+/* capture.c: stream-ordered allocations and frees on a capturing stream */
 struct sim_graph;
 CUresult sim_capture_alloc(struct sim_stream *s, size_t size, CUdeviceptr *out);
 CUresult sim_capture_free(struct sim_stream *s, CUdeviceptr ptr);
 
-/* ---- streams (stream.c) ---- */
+/* ---- streams (stream.c) and their work (queue.c) ---- */
 enum sim_op_kind {
     SIM_OP_MEMSET,
     SIM_OP_COPY,
@@ -226,7 +239,7 @@ struct sim_dep {
 enum sim_capture_state { SIM_CAP_NONE, SIM_CAP_ACTIVE, SIM_CAP_INVALIDATED };
 
 struct sim_stream {
-    uint32_t magic;
+    struct sim_handle handle;
     struct sim_ctx *ctx;
     unsigned flags;
     int priority;
@@ -247,7 +260,7 @@ struct sim_stream {
 };
 
 struct sim_ctx {
-    uint32_t magic;
+    struct sim_handle handle;
     struct sim_device *dev;
     unsigned flags;
     int is_primary;
@@ -257,13 +270,14 @@ struct sim_ctx {
     unsigned long long id;
 };
 
-#define SIM_STREAM_MAGIC 0x5354524dU
-#define SIM_CTX_MAGIC    0x43545820U
-
+/* stream.c */
 /* Resolve a stream handle; NULL means the default stream of kind ds. */
 CUresult sim_stream_resolve(CUstream h, enum sim_default_stream ds, struct sim_stream **out);
 struct sim_stream *sim_stream_new(struct sim_ctx *ctx, unsigned flags, int priority);
 void sim_stream_destroy(struct sim_stream *s);
+void sim_ctx_init_streams(struct sim_ctx *ctx);
+
+/* queue.c */
 /* Queue op on s (takes ownership), after the implicit legacy-stream ordering
  * and the hazard check. */
 void sim_enqueue(struct sim_stream *s, struct sim_op *op);
@@ -281,9 +295,12 @@ void sim_sync_point(struct sim_device *d);
 uint64_t sim_stream_dep(struct sim_stream *s, struct sim_stream *t);
 /* s's later work runs after t's work up to seq. */
 void sim_stream_wait_for(struct sim_stream *s, struct sim_stream *t, uint64_t seq);
+int sim_stream_pending(struct sim_stream *s);
+/* s is being destroyed, its work done: other streams stop waiting for it. */
+void sim_queues_forget_stream(struct sim_stream *s);
+
 /* event.c: events recorded on a stream being destroyed become complete. */
 void sim_events_forget_stream(struct sim_stream *s);
-void sim_ctx_init_streams(struct sim_ctx *ctx);
 
 /* copy.c: validated, stream-ordered memset/memcpy used by every variant */
 CUresult sim_memset(uintptr_t dst, size_t pitch, unsigned value, unsigned elem, size_t width,
@@ -291,7 +308,7 @@ CUresult sim_memset(uintptr_t dst, size_t pitch, unsigned value, unsigned elem, 
 CUresult sim_memcpy(uintptr_t dst, uintptr_t src, size_t bytes, CUstream h,
                     enum sim_default_stream ds, int async);
 
-/* graph.c: capture of ordinary async ops */
+/* capture.c: capture of ordinary async ops */
 int sim_capturing(struct sim_stream *s);
 /* A call that is "potentially unsafe" during stream capture: when the calling
  * thread captures in global or thread-local mode, the capture is invalidated and

@@ -1,5 +1,5 @@
 /* Extra entry points of the simulated CUDA driver (libcuda.so.1 built from
- * src/sim/driver). They exist only in the simulator: tests look them up with
+ * simcuda/driver). They exist only in the simulator: tests look them up with
  * dlsym or link the simulated driver directly. */
 #ifndef SIMCUDA_H
 #define SIMCUDA_H
@@ -24,7 +24,7 @@ struct simcuda_stats {
 /* 0 on success, -1 when the driver is not initialised or device is out of range. */
 int simcudaGetStats(int device, struct simcuda_stats *out);
 
-/* Number of stream-order hazards seen so far (see docs/simulated-device.md). */
+/* Number of stream-order hazards seen so far (see simcuda/README.md). */
 unsigned long long simcudaHazardCount(void);
 
 /* Calls so far of one of the counted query entry points, by base name (the

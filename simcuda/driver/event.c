@@ -5,10 +5,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define SIM_EVENT_MAGIC 0x45564e54U
-
 struct sim_event {
-    uint32_t magic;
+    struct sim_handle handle;
     unsigned flags;
     struct sim_stream *stream; /* NULL: complete (or never recorded) */
     uint64_t seq;
@@ -32,15 +30,6 @@ void sim_events_forget_stream(struct sim_stream *s)
         if (e->stream == s) e->stream = NULL;
 }
 
-static CUresult event_get(CUevent h, struct sim_event **out)
-{
-    if (!sim_ready()) return CUDA_ERROR_NOT_INITIALIZED;
-    struct sim_event *e = (struct sim_event *)h;
-    if (!e || e->magic != SIM_EVENT_MAGIC) return CUDA_ERROR_INVALID_HANDLE;
-    *out = e;
-    return CUDA_SUCCESS;
-}
-
 SIM_API CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
 {
     struct sim_device *d;
@@ -52,7 +41,7 @@ SIM_API CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
     struct sim_event *e = NULL;
     if (rc == CUDA_SUCCESS && !(e = calloc(1, sizeof *e))) rc = CUDA_ERROR_OUT_OF_MEMORY;
     if (rc == CUDA_SUCCESS) {
-        e->magic = SIM_EVENT_MAGIC;
+        sim_handle_init(&e->handle, SIM_H_EVENT);
         e->flags = Flags;
         e->next = all_events;
         all_events = e;
@@ -64,17 +53,17 @@ SIM_API CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
 
 static CUresult event_destroy(CUevent h)
 {
-    struct sim_event *e;
+    CUresult rc;
     sim_lock();
-    CUresult rc = event_get(h, &e);
-    if (rc == CUDA_SUCCESS) {
+    struct sim_event *e = sim_handle_get(h, SIM_H_EVENT, &rc);
+    if (e) {
         for (struct sim_event **pp = &all_events; *pp; pp = &(*pp)->next) {
             if (*pp == e) {
                 *pp = e->next;
                 break;
             }
         }
-        e->magic = 0;
+        sim_handle_retire(&e->handle);
         free(e);
     }
     sim_unlock();
@@ -93,11 +82,11 @@ SIM_API CUresult cuEventDestroy_v2(CUevent hEvent)
 
 static CUresult event_record(CUevent h, CUstream hs, enum sim_default_stream ds)
 {
-    struct sim_event *e;
+    CUresult rc;
     struct sim_stream *s;
     sim_lock();
-    CUresult rc = event_get(h, &e);
-    if (rc == CUDA_SUCCESS) rc = sim_stream_resolve(hs, ds, &s);
+    struct sim_event *e = sim_handle_get(h, SIM_H_EVENT, &rc);
+    if (e) rc = sim_stream_resolve(hs, ds, &s);
     if (rc == CUDA_SUCCESS) {
         e->recorded = 1;
         e->record_ms = now_ms();
@@ -146,10 +135,10 @@ SIM_API CUresult cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream, u
  * someone looks, so a query is the moment the device "catches up". */
 static CUresult event_complete(CUevent h)
 {
-    struct sim_event *e;
+    CUresult rc;
     sim_lock();
-    CUresult rc = event_get(h, &e);
-    if (rc == CUDA_SUCCESS && e->stream) {
+    struct sim_event *e = sim_handle_get(h, SIM_H_EVENT, &rc);
+    if (e && e->stream) {
         struct sim_stream *s = e->stream;
         sim_drain(s, e->seq);
         e->stream = NULL;
@@ -171,11 +160,12 @@ SIM_API CUresult cuEventSynchronize(CUevent hEvent)
 
 static CUresult elapsed(float *ms, CUevent start, CUevent end)
 {
-    struct sim_event *a, *b;
+    CUresult rc;
+    struct sim_event *b = NULL;
     if (!ms) return CUDA_ERROR_INVALID_VALUE;
     sim_lock();
-    CUresult rc = event_get(start, &a);
-    if (rc == CUDA_SUCCESS) rc = event_get(end, &b);
+    struct sim_event *a = sim_handle_get(start, SIM_H_EVENT, &rc);
+    if (a) b = sim_handle_get(end, SIM_H_EVENT, &rc);
     if (rc == CUDA_SUCCESS && ((a->flags | b->flags) & CU_EVENT_DISABLE_TIMING))
         rc = CUDA_ERROR_INVALID_HANDLE;
     if (rc == CUDA_SUCCESS && (!a->recorded || !b->recorded)) rc = CUDA_ERROR_INVALID_HANDLE;
@@ -198,11 +188,11 @@ SIM_API CUresult cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUe
 static CUresult stream_wait_event(CUstream hs, CUevent h, unsigned flags,
                                   enum sim_default_stream ds)
 {
-    struct sim_event *e;
+    CUresult rc;
     struct sim_stream *s;
     sim_lock();
-    CUresult rc = event_get(h, &e);
-    if (rc == CUDA_SUCCESS) rc = sim_stream_resolve(hs, ds, &s);
+    struct sim_event *e = sim_handle_get(h, SIM_H_EVENT, &rc);
+    if (e) rc = sim_stream_resolve(hs, ds, &s);
     if (rc == CUDA_SUCCESS && e->stream && !sim_capturing(s))
         sim_stream_wait_for(s, e->stream, e->seq);
     sim_unlock();

@@ -5,10 +5,8 @@
 
 #include <stdlib.h>
 
-#define SIM_ARRAY_MAGIC 0x41525259U
-
 struct sim_array {
-    uint32_t magic;
+    struct sim_handle handle;
     struct sim_region *region;
     CUDA_ARRAY3D_DESCRIPTOR desc;
 };
@@ -56,7 +54,7 @@ static CUresult array_create(CUarray *out, const CUDA_ARRAY3D_DESCRIPTOR *desc)
         rc = CUDA_ERROR_OUT_OF_MEMORY;
     }
     if (rc == CUDA_SUCCESS) {
-        a->magic = SIM_ARRAY_MAGIC;
+        sim_handle_init(&a->handle, SIM_H_ARRAY);
         a->region->phys = p;
         a->region->has_phys = 1;
         a->region->request = bytes;
@@ -94,25 +92,16 @@ SIM_API CUresult cuArray3DCreate(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR
     return sim_legacy_abi();
 }
 
-static CUresult array_get(CUarray h, struct sim_array **out)
-{
-    struct sim_array *a = (struct sim_array *)h;
-    if (!sim_ready()) return CUDA_ERROR_NOT_INITIALIZED;
-    if (!a || a->magic != SIM_ARRAY_MAGIC) return CUDA_ERROR_INVALID_HANDLE;
-    *out = a;
-    return CUDA_SUCCESS;
-}
-
 SIM_API CUresult cuArrayDestroy(CUarray hArray)
 {
-    struct sim_array *a;
+    CUresult rc;
     sim_lock();
-    CUresult rc = array_get(hArray, &a);
-    if (rc == CUDA_SUCCESS) {
+    struct sim_array *a = sim_handle_get(hArray, SIM_H_ARRAY, &rc);
+    if (a) {
         sim_drain_everything();
         a->region->dev->free_calls++;
         sim_region_free(a->region);
-        a->magic = 0;
+        sim_handle_retire(&a->handle);
         free(a);
     }
     sim_unlock();
@@ -122,22 +111,22 @@ SIM_API CUresult cuArrayDestroy(CUarray hArray)
 SIM_API CUresult cuArray3DGetDescriptor_v2(CUDA_ARRAY3D_DESCRIPTOR *pArrayDescriptor,
                                            CUarray hArray)
 {
-    struct sim_array *a;
+    CUresult rc;
     if (!pArrayDescriptor) return CUDA_ERROR_INVALID_VALUE;
     sim_lock();
-    CUresult rc = array_get(hArray, &a);
-    if (rc == CUDA_SUCCESS) *pArrayDescriptor = a->desc;
+    struct sim_array *a = sim_handle_get(hArray, SIM_H_ARRAY, &rc);
+    if (a) *pArrayDescriptor = a->desc;
     sim_unlock();
     return rc;
 }
 
 SIM_API CUresult cuArrayGetDescriptor_v2(CUDA_ARRAY_DESCRIPTOR *pArrayDescriptor, CUarray hArray)
 {
-    struct sim_array *a;
+    CUresult rc;
     if (!pArrayDescriptor) return CUDA_ERROR_INVALID_VALUE;
     sim_lock();
-    CUresult rc = array_get(hArray, &a);
-    if (rc == CUDA_SUCCESS) {
+    struct sim_array *a = sim_handle_get(hArray, SIM_H_ARRAY, &rc);
+    if (a) {
         pArrayDescriptor->Width = a->desc.Width;
         pArrayDescriptor->Height = a->desc.Height;
         pArrayDescriptor->Format = a->desc.Format;
