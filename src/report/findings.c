@@ -136,7 +136,7 @@ static unsigned group_leaks(const struct cf_snap *s, struct leak_group *g, unsig
 {
     unsigned n = 0;
     for (unsigned i = 0; i < s->nleaks; i++) {
-        const struct cf_leak *l = &s->leaks[i];
+        const struct cf_live_group *l = &s->leaks[i];
         char where[sizeof g->where];
         cf_snap_site_label(s, l->site, where, sizeof where);
         unsigned k = 0;
@@ -190,7 +190,7 @@ static void leak_rules(struct cf_snap *s, bool *site_waste)
 {
     char where[512], a[32], b[32];
     for (unsigned i = 0; i < s->nleaks; i++) {
-        const struct cf_leak *l = &s->leaks[i];
+        const struct cf_live_group *l = &s->leaks[i];
         if (l->requested == 0 || l->granted <= l->requested) continue;
         double waste = (double)(l->granted - l->requested) / (double)l->requested;
         struct cf_finding *f;

@@ -294,7 +294,7 @@ static void leaks(struct json *j, const struct cf_snap *s)
 {
     open_arr(j, "live_at_report");
     for (unsigned i = 0; i < s->nleaks && i < s->top; i++) {
-        const struct cf_leak *l = &s->leaks[i];
+        const struct cf_live_group *l = &s->leaks[i];
         open_obj(j, NULL);
         site_obj(j, s, l->site, "site");
         k_str(j, "kind", cf_kind_name[l->kind]);

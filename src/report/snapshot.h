@@ -9,18 +9,11 @@
 #include <stdint.h>
 
 #include "arena/arena.h"
+#include "record/read.h"
 #include "record/record.h"
 #include "record/trace.h"
 #include "report/findings.h"
 #include "report/symbolize.h"
-
-/* Live allocations at report time, grouped by call site. */
-struct cf_leak {
-    int site; /* index into sites, -1 when the allocation had no site */
-    enum cf_kind kind;
-    uint64_t bytes, count;
-    uint64_t requested, granted; /* only allocations whose granted size is known */
-};
 
 /* Footprint and fragmentation of one device, derived once for every renderer. */
 struct cf_dev_view {
@@ -45,7 +38,7 @@ struct cf_snap {
     unsigned nsites;
     struct cf_pool *pools;
     unsigned npools;
-    struct cf_leak *leaks; /* sorted by bytes, largest first */
+    struct cf_live_group *leaks; /* live at report time by site, largest first */
     unsigned nleaks;
     uint64_t leaked_bytes, leaked_count;
     struct cf_dev_view devs[CF_MAX_DEVICES];
