@@ -378,15 +378,19 @@ void cf_trace_finish(struct cf_trace_totals *totals)
     int s = __atomic_exchange_n(&state, T_FINISHED, __ATOMIC_RELAXED);
     if (totals) *totals = (struct cf_trace_totals){0};
     if (s != T_WRITING) return;
+    /* A thread queues a full block holding its own lock, so its lock is taken here
+     * without the queue's: the other order would deadlock. Buffers are never freed,
+     * so walking the list from a head read once is safe. */
     pthread_mutex_lock(&q_lock);
-    for (struct tbuf *t = tbufs; t; t = t->next) {
+    struct tbuf *head = tbufs;
+    pthread_mutex_unlock(&q_lock);
+    for (struct tbuf *t = head; t; t = t->next) {
         pthread_mutex_lock(&t->lock);
-        if (t->cur && t->cur->nevents) enqueue_locked(t->cur);
+        struct block *b = t->cur;
         t->cur = NULL;
+        if (b && b->nevents) enqueue(b);
         pthread_mutex_unlock(&t->lock);
     }
-    pthread_cond_signal(&q_cond);
-    pthread_mutex_unlock(&q_lock);
     drain();
     pthread_mutex_lock(&file_lock);
     if (totals)
