@@ -94,7 +94,9 @@ static void summary(const struct cf_snap *s, struct cf_buf *o)
         cf_buf_printf(o, "trace: %llu events, %s written (%.1f bytes per event)%s\n",
                       (unsigned long long)s->trace.events, B(s->trace.file_bytes),
                       (double)s->trace.file_bytes / (double)s->trace.events,
-                      s->trace.chunks_lost ? "; some chunks could not be written" : "");
+                      s->trace.chunks_lost || s->trace.partial
+                          ? "; some buffered events could not be written"
+                          : "");
     if (s->rec.stacks_unavailable)
         cf_buf_puts(o, "note: call stacks unavailable (libunwind could not be loaded); call "
                        "sites are keyed by API\n");
