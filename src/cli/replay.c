@@ -135,7 +135,7 @@ static void read_arena(const char *text, struct cf_arena_stats *a)
 
 static void first_pass_event(struct replay *r, const struct cf_event *e)
 {
-    if (e->type == CF_EV_SITE) {
+    if (e->type == CF_EV_SITE || e->type == CF_EV_PYFRAME) {
         cf_rec_apply_event(e);
     } else if (e->type == CF_EV_MODULE && e->site < MAX_MODULES && !r->modules[e->site].path) {
         r->modules[e->site].path = dup_bytes(e->str, e->len);
@@ -249,7 +249,7 @@ static int second_pass(struct replay *r, const struct cf_replay_hooks *h)
         sift_down(heap, live, i);
     while (live) {
         struct cursor *c = heap[0];
-        if (c->ev.type != CF_EV_SITE) cf_rec_apply_event(&c->ev);
+        if (c->ev.type != CF_EV_SITE && c->ev.type != CF_EV_PYFRAME) cf_rec_apply_event(&c->ev);
         if (h && h->after_event) h->after_event(&c->ev, h->ctx);
         if (!cursor_step(r, c)) heap[0] = heap[--live];
         sift_down(heap, live, 0);

@@ -238,6 +238,9 @@ void cf_rec_apply_event(const struct cf_event *ev)
     case CF_EV_MARK:
         cf_apply_mark(&e);
         break;
+    case CF_EV_PYFRAME:
+        cf_py_define(&e);
+        break;
     default: /* MODULE, END: read by the command itself */
         break;
     }

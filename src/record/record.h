@@ -265,6 +265,14 @@ void cf_rec_pool_trim(uint64_t pool);
 /* A marker from the program (cudafrag_mark), kept in the trace. */
 void cf_rec_mark(const char *text);
 
+/* A Python frame of a site: frames CF_FRAME(CF_PY_MODULE, id) (record/event.h).
+ * The strings live as long as the process. False for an unknown id. */
+struct cf_pyframe {
+    const char *file, *function;
+    uint32_t line;
+};
+bool cf_pyframe_get(uint32_t id, struct cf_pyframe *out);
+
 /* ---- replay: `cudafrag report TRACE` applies decoded events to the same tables ---- */
 struct cf_event;
 /* True in the replaying command: nothing asks the driver, nothing is traced. */

@@ -27,7 +27,7 @@
 struct block {
     struct block *next;
     uint32_t tid, nevents;
-    bool defs; /* holds a SITE, MODULE or END event */
+    bool defs; /* holds a SITE, MODULE, PYFRAME or END event */
     struct cf_enc enc;
     uint8_t data[BLOCK_BYTES];
 };
@@ -181,7 +181,8 @@ void cf_trace_emit(const struct cf_event *e)
     }
     if (t->cur) {
         t->cur->nevents++;
-        t->cur->defs |= e->type == CF_EV_SITE || e->type == CF_EV_MODULE || e->type == CF_EV_END;
+        t->cur->defs |= e->type == CF_EV_SITE || e->type == CF_EV_MODULE || e->type == CF_EV_END ||
+                        e->type == CF_EV_PYFRAME;
     }
     pthread_mutex_unlock(&t->lock);
     __atomic_add_fetch(&events_total, 1, __ATOMIC_RELAXED);
