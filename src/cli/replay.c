@@ -282,6 +282,10 @@ static void resolve_frame(struct cf_sym *s)
     int n = off ? cf_dw_lookup(current->dw, m->path, m->build_id, off - 1, f, 8) : 0;
     if (n <= 0 || f[0].stale) return;
     snprintf(s->function, sizeof s->function, "%.*s", (int)sizeof s->function - 1, f[0].function);
+    /* Folding matches the function the code belongs to, as the exiting process
+     * (which knows no inlining) did. */
+    if (n > 1)
+        snprintf(s->symbol, sizeof s->symbol, "%.*s", (int)sizeof s->symbol - 1, f[n - 1].function);
     if (f[0].file[0] && f[0].line) {
         /* The end of a long path is the part a reader needs. */
         size_t len = strlen(f[0].file), keep = sizeof s->file - 1;
@@ -357,7 +361,10 @@ int cf_replay_resolve(uint64_t frame, struct cf_sym *out)
     if (current == NULL) return -1;
     memset(out, 0, sizeof *out);
     out->addr = (uintptr_t)frame;
-    resolve_frame(out);
+    if (cf_frame_is_python(frame))
+        cf_sym_python(out);
+    else
+        resolve_frame(out);
     return 0;
 }
 

@@ -51,10 +51,14 @@ int cf_snap_site_index(const struct cf_snap *s, uint64_t hash)
     return hit ? (int)(hit - s->sites) : -1;
 }
 
+double cf_site_span_s(const struct cf_site *site)
+{
+    return site->last_ns > site->first_ns ? (double)(site->last_ns - site->first_ns) / 1e9 : 0;
+}
+
 double cf_site_rate(const struct cf_site *site)
 {
-    double span =
-        site->last_ns > site->first_ns ? (double)(site->last_ns - site->first_ns) / 1e9 : 0;
+    double span = cf_site_span_s(site);
     return (double)site->calls / (span > 1.0 ? span : 1.0);
 }
 
@@ -108,6 +112,10 @@ static void derive_devices(struct cf_snap *s)
     }
 }
 
+/* Every frame of a named site is resolved: the allocator frames folded away
+ * must be known to be so before the one shown is. */
+#define ALL_FRAMES CF_MAX_FRAMES
+
 static void add_site_frames(struct cf_snap *s, int idx, unsigned depth)
 {
     if (idx < 0) return;
@@ -120,29 +128,29 @@ static void add_site_frames(struct cf_snap *s, int idx, unsigned depth)
 static void resolve_symbols(struct cf_snap *s)
 {
     for (unsigned i = 0; i < s->nsites && i < s->top; i++) {
-        add_site_frames(s, (int)s->by_peak[i], 4);
-        add_site_frames(s, (int)s->by_calls[i], 4);
+        add_site_frames(s, (int)s->by_peak[i], ALL_FRAMES);
+        add_site_frames(s, (int)s->by_calls[i], ALL_FRAMES);
     }
     /* Leak groups can carry rounding-waste findings beyond the table's rows. */
     for (unsigned i = 0; i < s->nleaks && i < s->top + 64; i++)
-        add_site_frames(s, s->leaks[i].site, 4);
+        add_site_frames(s, s->leaks[i].site, ALL_FRAMES);
     for (unsigned i = 0; i < s->nsites; i++) {
         const struct cf_api_info *api = &cf_api_info[s->sites[s->by_calls[i]].api];
         if (api->kind == CF_KIND_POOL && api->role == 'A') {
-            add_site_frames(s, (int)s->by_calls[i], 1); /* named by pool-regrow */
+            add_site_frames(s, (int)s->by_calls[i], ALL_FRAMES); /* named by pool-regrow */
             break;
         }
     }
     for (unsigned i = 0; i < s->rec.nooms; i++)
         if (s->rec.ooms[i].site)
-            add_site_frames(s, cf_snap_site_index(s, s->rec.ooms[i].site->hash), 4);
+            add_site_frames(s, cf_snap_site_index(s, s->rec.ooms[i].site->hash), ALL_FRAMES);
     /* Sites that may carry a finding: cheap tests, generous on purpose, busiest
      * first and bounded (findings are capped per id anyway). */
     for (unsigned i = 0, n = 0; i < s->nsites && n < 512; i++) {
         const struct cf_site *st = &s->sites[s->by_calls[i]];
         if (cf_site_rate(st) > CF_RATE_PER_S || st->distinct_sizes > CF_SITE_MANY_SIZES ||
             st->calls >= CF_HOT_CALLS) {
-            add_site_frames(s, (int)s->by_calls[i], 1);
+            add_site_frames(s, (int)s->by_calls[i], ALL_FRAMES);
             n++;
         }
     }
@@ -194,33 +202,9 @@ void cf_snap_free(struct cf_snap *s)
     cf_rec_read_free(&r);
     free(s->by_peak);
     free(s->by_calls);
-    free(s->findings);
+    cf_findings_free(s);
     cf_symtab_free(&s->syms);
     memset(s, 0, sizeof *s);
-}
-
-void cf_snap_site_label(const struct cf_snap *s, int site, char *out, size_t n)
-{
-    if (site < 0 || (unsigned)site >= s->nsites) {
-        snprintf(out, n, "(no call site)");
-        return;
-    }
-    const struct cf_site *st = &s->sites[site];
-    const struct cf_sym *sym = st->nframes ? cf_symtab_find(&s->syms, st->frames[0]) : NULL;
-    const char *api = cf_api_info[st->api].name;
-    if (sym == NULL || sym->module[0] == '\0') {
-        if (st->nframes)
-            snprintf(out, n, "%s from 0x%llx", api, (unsigned long long)st->frames[0]);
-        else
-            snprintf(out, n, "%s (stacks off)", api);
-        return;
-    }
-    int len = snprintf(out, n, "%s (%s+0x%llx)", sym->function[0] ? sym->function : "??",
-                       sym->module, (unsigned long long)sym->offset);
-    if (sym->line && len > 0 && (size_t)len < n) {
-        const char *file = strrchr(sym->file, '/');
-        snprintf(out + len, n - (size_t)len, " %s:%u", file ? file + 1 : sym->file, sym->line);
-    }
 }
 
 uint64_t cf_snap_replay_end_ns;
