@@ -194,13 +194,21 @@ static void calls_note(const struct cf_snap *s, struct cf_finding_site *e)
              pace(e, p, sizeof p));
 }
 
-/* The API of the covered sites, or a description when they differ. */
-static const char *api_of(const struct cf_snap *s, const struct cf_finding *f, const char *mixed)
+/* "cudaMalloc/cudaMallocPitch": the APIs of the covered sites, each once. */
+static const char *apis_of(const struct cf_snap *s, const struct cf_finding *f, char *out, size_t n)
 {
-    enum cf_api api = s->sites[f->sites[0].site].api;
-    for (unsigned i = 1; i < f->nsites; i++)
-        if (s->sites[f->sites[i].site].api != api) return mixed;
-    return cf_api_info[api].name;
+    size_t len = 0;
+    out[0] = '\0';
+    for (unsigned i = 0; i < f->nsites; i++) {
+        enum cf_api api = s->sites[f->sites[i].site].api;
+        bool seen = false;
+        for (unsigned k = 0; k < i && !seen; k++)
+            seen = s->sites[f->sites[k].site].api == api;
+        int w =
+            seen ? 0 : snprintf(out + len, n - len, "%s%s", len ? "/" : "", cf_api_info[api].name);
+        if (w > 0 && (size_t)w < n - len) len += (size_t)w;
+    }
+    return out;
 }
 
 static void alloc_rate_rule(struct cf_snap *s)
@@ -224,14 +232,14 @@ static void alloc_rate_rule(struct cf_snap *s)
         return;
     }
     cover_finish(s, f, &c, calls_note);
-    const char *api = api_of(s, f, "synchronous allocation calls");
-    char w[600], p[48];
+    char w[600], p[48], api[160];
+    apis_of(s, f, api, sizeof api);
     if (f->nsites == 1)
         title(f, "%s called %llu times %s at %s", api, (unsigned long long)calls,
               pace(&f->sites[0], p, sizeof p), where(s, f, w, sizeof w));
     else
-        title(f, "%s called %llu times at %s, each more than %.0f times per second of its activity",
-              api, (unsigned long long)calls, where(s, f, w, sizeof w), CF_RATE_PER_S);
+        title(f, "%llu %s calls at %s, each more than %.0f per second of its active time",
+              (unsigned long long)calls, api, where(s, f, w, sizeof w), CF_RATE_PER_S);
     advice(f,
            "Pool these allocations: use cudaMallocAsync/cudaFreeAsync (the driver caches freed "
            "memory in a pool) or a caching allocator, or allocate once and reuse the buffer. "
@@ -288,10 +296,16 @@ static void many_sizes_rule(struct cf_snap *s)
     const struct cf_site *top = &s->sites[f->site];
     bool capped = top->distinct_sizes > CF_SITE_SIZES;
     char w[600];
-    title(f, "%s%u distinct sizes (%s to %s) requested %sat %s; %llu in the whole process",
-          capped ? "more than " : "", capped ? CF_SITE_SIZES : top->distinct_sizes, B(lo), B(hi),
-          f->nsites > 1 ? "each " : "", where(s, f, w, sizeof w),
-          (unsigned long long)s->rec.distinct_sizes);
+    if (f->nsites == 1)
+        title(f, "%s%u distinct sizes (%s to %s) requested at %s; %llu in the whole process",
+              capped ? "more than " : "", capped ? CF_SITE_SIZES : top->distinct_sizes, B(lo),
+              B(hi), where(s, f, w, sizeof w), (unsigned long long)s->rec.distinct_sizes);
+    else
+        title(f,
+              "%u call sites each request more than %u distinct sizes (%s to %s in all); %llu "
+              "in the whole process",
+              f->nsites, CF_SITE_MANY_SIZES, B(lo), B(hi),
+              (unsigned long long)s->rec.distinct_sizes);
     advice(f, "Round requests up to a few size classes (powers of two below 2 MiB, multiples "
               "of 2 MiB above) so a freed block fits the next request; many distinct sizes "
               "defeat caching allocators and pools and fragment the free space.");
@@ -331,8 +345,9 @@ static void hot_loop_rule(struct cf_snap *s)
     cover_finish(s, f, &c, life_note);
     double life = lives ? (double)life_ns / (double)lives / 1e9 : NAN;
     char w[600];
-    title(f, "%llu allocations at %s live only %s on average: allocation%s inside a hot loop",
-          (unsigned long long)calls, where(s, f, w, sizeof w), T(life), f->nsites > 1 ? "s" : "");
+    title(f, "%llu allocations at %s live only %s on average: %s", (unsigned long long)calls,
+          where(s, f, w, sizeof w), T(life),
+          f->nsites > 1 ? "allocations inside hot loops" : "allocation inside a hot loop");
     advice(f, "Hoist the allocation out of the loop: allocate the buffer once (sized for the "
               "largest iteration) and reuse it, or keep a scratch buffer per stream.");
     num(f, "calls", (double)calls);
