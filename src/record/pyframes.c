@@ -39,6 +39,10 @@ struct py_api {
     void (*err_clear)(void);
     void *(*getattr)(void *obj, const char *name);
     const char *(*utf8)(void *str, ssize_t *len);
+    /* Optional (3.11+): a frame's instruction, so that a known one skips the
+     * line-table scan. */
+    int (*frame_lasti)(void *frame);
+    int (*addr2line)(void *code, int lasti);
 };
 
 /* Two names where CPython renamed a function (3.13: PyThreadState_GetUnchecked). */
@@ -80,6 +84,16 @@ void cf_py_configure(int depth)
     py_depth = depth < 0 ? 0 : depth > CF_MAX_FRAMES ? CF_MAX_FRAMES : (uint32_t)depth;
 }
 
+static void find_optional(void)
+{
+    void *lasti = cf_real_dlsym(RTLD_DEFAULT, "PyFrame_GetLasti");
+    void *addr2line = cf_real_dlsym(RTLD_DEFAULT, "PyCode_Addr2Line");
+    if (lasti && addr2line) {
+        memcpy(&py.frame_lasti, &lasti, sizeof lasti);
+        memcpy(&py.addr2line, &addr2line, sizeof addr2line);
+    }
+}
+
 static bool find_api(void)
 {
     for (size_t i = 0; i < sizeof py_symbols / sizeof py_symbols[0]; i++) {
@@ -111,9 +125,10 @@ static void load_python(void)
 {
     /* PyGC_Disable (3.10) is the newest function needed: older interpreters lack it. */
     bool ok = find_api();
-    if (ok)
+    if (ok) {
         find_eval_loop();
-    else if (cf_real_dlsym(RTLD_DEFAULT, "Py_IsInitialized"))
+        find_optional();
+    } else if (cf_real_dlsym(RTLD_DEFAULT, "Py_IsInitialized"))
         cf_warn_once("python-old", "this Python is older than 3.10: no Python frames are recorded");
     (void)dlerror(); /* a failed lookup must not confuse the program's own dlerror() */
     __atomic_store_n(&load_state, ok ? READY : ABSENT, __ATOMIC_RELEASE);
@@ -160,9 +175,21 @@ struct py_loc { /* one (file, function, line): a PYFRAME id */
     UT_hash_handle hh;
 };
 
+struct py_pc_key {
+    uintptr_t code;
+    int64_t lasti;
+};
+
+struct py_pc { /* (code object, instruction) -> its PYFRAME id, from 3.11 */
+    struct py_pc_key key;
+    uint32_t id;
+    UT_hash_handle hh;
+};
+
 static pthread_mutex_t py_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct py_name *names;
 static struct py_code *codes;
+static struct py_pc *pcs;
 static struct py_loc *locs, **locs_by_id;
 static uint32_t ncodes, by_id_cap, next_id = CF_PY_FIRST_ID;
 
@@ -243,17 +270,69 @@ static void emit_pyframe(const struct py_loc *l)
     cf_emit(&e);
 }
 
-/* The id of (code, line) when code is known; 0 when it is not. */
-static uint32_t known_frame(uintptr_t code, uint64_t line)
+/* A frame as read: its code object (a new reference) and its instruction, or
+ * its line when the instruction is not available. */
+struct py_at {
+    void *code;
+    int lasti; /* -1: none, line is set */
+    uint64_t line;
+};
+
+static uint64_t line_of(int line)
 {
-    bool fresh = false;
+    return line > 0 ? (uint64_t)line : 0;
+}
+
+/* With py_lock held: the instruction's id, 0 when it is not known yet. */
+static uint32_t pc_find(const struct py_at *at)
+{
+    struct py_pc_key key = {.code = (uintptr_t)at->code, .lasti = at->lasti};
+    struct py_pc *pc = NULL;
+    if (at->lasti >= 0) HASH_FIND(hh, pcs, &key, sizeof key, pc);
+    return pc ? pc->id : 0;
+}
+
+/* With py_lock held, for a code object cudafrag keeps alive. */
+static void pc_add(const struct py_at *at, uint32_t id)
+{
+    struct py_pc *pc;
+    if (at->lasti < 0 || (pc = cf_meta_alloc(sizeof *pc)) == NULL) return;
+    memset(pc, 0, sizeof *pc);
+    pc->key = (struct py_pc_key){.code = (uintptr_t)at->code, .lasti = at->lasti};
+    pc->id = id;
+    HASH_ADD(hh, pcs, key, sizeof pc->key, pc);
+}
+
+/* With py_lock held: the id of a frame whose code object is known, 0 when it is
+ * not. PyCode_Addr2Line, called here, only reads the code's line table: it takes
+ * no lock, allocates nothing and runs no Python code. */
+static uint32_t known_frame(struct py_at *at, const struct py_loc **fresh)
+{
+    uint32_t id = pc_find(at);
+    uintptr_t key = (uintptr_t)at->code;
+    struct py_code *c = NULL;
+    if (id == 0) HASH_FIND(hh, codes, &key, sizeof key, c);
+    if (id || c == NULL) return id;
+    if (at->lasti >= 0) at->line = line_of(py.addr2line(at->code, at->lasti));
+    bool is_new = false;
+    struct py_loc *l = loc_get(c->name, at->line, 0, &is_new);
+    if (l == NULL) return CF_PY_UNNAMED;
+    pc_add(at, l->id);
+    if (is_new) *fresh = l;
+    return l->id;
+}
+
+/* The ids of the frames whose code objects are known, under one lock; 0 for the
+ * others. */
+static void known_frames(struct py_at *at, uint32_t n, uint32_t *ids)
+{
+    const struct py_loc *fresh[CF_MAX_FRAMES] = {0};
     pthread_mutex_lock(&py_lock);
-    struct py_code *c;
-    HASH_FIND(hh, codes, &code, sizeof code, c);
-    struct py_loc *l = c ? loc_get(c->name, line, 0, &fresh) : NULL;
+    for (uint32_t i = 0; i < n; i++)
+        ids[i] = known_frame(&at[i], &fresh[i]);
     pthread_mutex_unlock(&py_lock);
-    if (l && fresh && cf_trace_on()) emit_pyframe(l);
-    return c == NULL ? 0 : l ? l->id : CF_PY_UNNAMED;
+    for (uint32_t i = 0; i < n && cf_trace_on(); i++)
+        if (fresh[i]) emit_pyframe(fresh[i]);
 }
 
 /* A code attribute as UTF-8 into out (the end of it when too long); its length,
@@ -309,34 +388,25 @@ static bool code_add(uintptr_t key, struct py_name *name)
 
 /* The first time a code object allocates: its names, and one reference so that
  * its address, the key, cannot be reused by another code object. */
-static uint32_t new_code_frame(void *code, uint64_t line)
+static uint32_t new_code_frame(struct py_at *at)
 {
     char text[PY_FILE_MAX + PY_FUNC_MAX];
-    uint32_t file_len = 0, len = code_names(code, text, &file_len);
+    uint32_t file_len = 0, len = code_names(at->code, text, &file_len);
     if (len == 0) return CF_PY_UNNAMED;
+    if (at->lasti >= 0) at->line = line_of(py.addr2line(at->code, at->lasti));
     bool fresh = false, keep = false;
     pthread_mutex_lock(&py_lock);
     struct py_name *name = name_add(text, len, file_len);
     struct py_loc *l = NULL;
     if (name) {
-        keep = code_add((uintptr_t)code, name);
-        l = loc_get(name, line, 0, &fresh);
+        keep = code_add((uintptr_t)at->code, name);
+        l = loc_get(name, at->line, 0, &fresh);
     }
+    if (l && keep) pc_add(at, l->id);
     pthread_mutex_unlock(&py_lock);
-    if (keep) py.incref(code);
+    if (keep) py.incref(at->code);
     if (l && fresh && cf_trace_on()) emit_pyframe(l);
     return l ? l->id : CF_PY_UNNAMED;
-}
-
-static uintptr_t frame_value(void *frame)
-{
-    void *code = py.frame_code(frame);
-    int line = py.frame_line(frame);
-    uint64_t ln = line > 0 ? (uint64_t)line : 0;
-    uint32_t id = known_frame((uintptr_t)code, ln);
-    if (id == 0) id = new_code_frame(code, ln);
-    py.decref(code);
-    return (uintptr_t)CF_FRAME(CF_PY_MODULE, id);
 }
 
 /* ---- reading this thread's frames ---- */
@@ -354,23 +424,41 @@ static void *gil_holder(uint32_t *why)
     return NULL;
 }
 
+/* The thread's frames, innermost first, each with a new reference to its code. */
+static uint32_t walk(void *tstate, struct py_at *at, uint32_t max)
+{
+    uint32_t n = 0;
+    void *f = py.thread_frame(tstate);
+    while (f && n < max) {
+        at[n].code = py.frame_code(f);
+        at[n].lasti = py.frame_lasti ? py.frame_lasti(f) : -1;
+        at[n].line = at[n].lasti < 0 ? line_of(py.frame_line(f)) : 0;
+        n++;
+        void *back = py.frame_back(f);
+        py.decref(f);
+        f = back;
+    }
+    if (f) py.decref(f);
+    return n;
+}
+
 /* With the GIL held. Collection is off meanwhile: frame objects the walk creates
  * (3.11+) must not run a garbage collection, which could run finalizers, i.e.
  * Python code. The thread's pending exception, if any, is kept as it was. */
 static uint32_t read_frames(void *tstate, uintptr_t *out, uint32_t max)
 {
     void *type, *value, *tb;
+    struct py_at at[CF_MAX_FRAMES];
+    uint32_t ids[CF_MAX_FRAMES];
     py.err_fetch(&type, &value, &tb);
     int gc_was_on = py.gc_disable();
-    uint32_t n = 0;
-    void *f = py.thread_frame(tstate);
-    while (f && n < max) {
-        out[n++] = frame_value(f);
-        void *back = py.frame_back(f);
-        py.decref(f);
-        f = back;
+    uint32_t n = walk(tstate, at, max);
+    known_frames(at, n, ids);
+    for (uint32_t i = 0; i < n; i++) {
+        if (ids[i] == 0) ids[i] = new_code_frame(&at[i]);
+        out[i] = (uintptr_t)CF_FRAME(CF_PY_MODULE, ids[i]);
+        py.decref(at[i].code);
     }
-    if (f) py.decref(f);
     if (gc_was_on) py.gc_enable();
     py.err_restore(type, value, tb);
     return n;
