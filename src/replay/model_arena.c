@@ -8,7 +8,9 @@
  * Not modelled (the shadow does not model them either): the arena's per-stream
  * parts and the quarantine of stream-ordered frees, and the trimming the arena
  * does before failing when mapping would exceed the device (out of memory is
- * recorded when the mapped bytes exceed the device's memory). */
+ * recorded when the mapped bytes exceed the device's memory). An allocation
+ * the arena cannot place in its range is out of memory too; it is counted as
+ * a raw driver allocation (2 MiB pages of its own) so that the replay goes on. */
 #include "replay/model.h"
 
 #include <stdio.h>
@@ -28,9 +30,13 @@ struct arena_model {
     struct cf_rp_model m;
     uint64_t capacity;
     uint32_t nallocs;
-    uint8_t *held; /* by id: the shadow took it */
+    uint8_t *held;                             /* by id: the shadow took it */
+    uint64_t overflow_pages, overflow_granted; /* allocations the arena could not place */
     char *saved[NSETTINGS];
 };
+
+#define PAGE ((uint64_t)2 << 20)
+#define SLOT ((uint64_t)512)
 
 static bool running;
 
@@ -38,8 +44,8 @@ static void follow(struct arena_model *a)
 {
     struct cf_arena_stats s;
     cf_shadow_stats(&s);
-    a->m.footprint = s.mapped_now;
-    a->m.granted = s.live_now;
+    a->m.footprint = s.mapped_now + a->overflow_pages;
+    a->m.granted = s.live_now + a->overflow_granted;
     a->m.driver_calls = s.active ? s.driver_calls : 0;
 }
 
@@ -62,6 +68,10 @@ static bool arena_alloc(struct cf_rp_model *m, const struct cf_rp_op *op)
     uint64_t before = ooms();
     cf_shadow_alloc(key_of(op->id), op->size, 0);
     a->held[op->id] = ooms() == before;
+    if (!a->held[op->id]) {
+        a->overflow_pages += (op->size + PAGE - 1) / PAGE * PAGE;
+        a->overflow_granted += (op->size + SLOT - 1) / SLOT * SLOT;
+    }
     follow(a);
     return a->held[op->id] && m->footprint <= a->capacity;
 }
@@ -69,7 +79,12 @@ static bool arena_alloc(struct cf_rp_model *m, const struct cf_rp_op *op)
 static void arena_free(struct cf_rp_model *m, const struct cf_rp_op *op)
 {
     struct arena_model *a = (struct arena_model *)m;
-    if (a->held[op->id]) cf_shadow_free(key_of(op->id));
+    if (a->held[op->id]) {
+        cf_shadow_free(key_of(op->id));
+    } else {
+        a->overflow_pages -= (op->size + PAGE - 1) / PAGE * PAGE;
+        a->overflow_granted -= (op->size + SLOT - 1) / SLOT * SLOT;
+    }
     a->held[op->id] = 0;
     follow(a);
 }
@@ -81,10 +96,12 @@ static double ext_frag(struct cf_rp_model *m)
 
 static int check(struct cf_rp_model *m)
 {
+    struct arena_model *a = (struct arena_model *)m;
     struct cf_arena_stats s;
     cf_shadow_stats(&s);
-    return cf_shadow_check() + (s.mapped_now < s.live_now) + (s.mapped_now != m->footprint) +
-           (s.live_now != m->granted);
+    return cf_shadow_check() + (s.mapped_now < s.live_now) +
+           (s.mapped_now + a->overflow_pages != m->footprint) +
+           (s.live_now + a->overflow_granted != m->granted);
 }
 
 static void set_or_unset(const char *name, const char *value)

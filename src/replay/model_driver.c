@@ -114,13 +114,22 @@ static uint32_t first_fit(const struct dpage *p, uint32_t n)
     return SLOTS;
 }
 
+/* The bits of slots [i, end) that lie in slot i's word; *count of them. */
+static uint64_t word_mask(uint32_t i, uint32_t end, uint32_t *count)
+{
+    uint32_t bit = i % 64;
+    *count = 64 - bit < end - i ? 64 - bit : end - i;
+    return (*count == 64 ? UINT64_MAX : (((uint64_t)1 << *count) - 1)) << bit;
+}
+
 static void mark(struct dpage *p, uint32_t first, uint32_t n, bool used)
 {
-    for (uint32_t i = first; i < first + n; i++) {
+    for (uint32_t i = first, count; i < first + n; i += count) {
+        uint64_t mask = word_mask(i, first + n, &count);
         if (used)
-            p->bits[i / 64] |= (uint64_t)1 << (i % 64);
+            p->bits[i / 64] |= mask;
         else
-            p->bits[i / 64] &= ~((uint64_t)1 << (i % 64));
+            p->bits[i / 64] &= ~mask;
     }
     p->used = used ? p->used + n : p->used - n;
 }
@@ -371,19 +380,33 @@ static double ext_frag(struct cf_rp_model *m)
 static int check_recorded(const struct driver *d, uint64_t *granted)
 {
     int bad = 0;
-    uint64_t n;
+    uint64_t n, pages = 0, last = 0; /* pages counted up to and including last */
     struct range *r = recorded_ranges(d, false, &n);
-    struct cf_u64map pages = {0};
     for (uint64_t i = 0; i < n; i++) {
         bad += i > 0 && r[i].lo < r[i - 1].hi; /* overlapping live ranges */
-        for (uint64_t p = r[i].lo >> PAGE_SHIFT; p <= (r[i].hi - 1) >> PAGE_SHIFT; p++)
-            if (cf_u64map_put(&pages, p, 1) != 0) bad++;
+        uint64_t first = r[i].lo >> PAGE_SHIFT, end = (r[i].hi - 1) >> PAGE_SHIFT;
+        /* Sorted by address: only the previous range can share a page. */
+        if (i > 0 && first <= last) first = last + 1;
+        if (end >= first) pages += end - first + 1;
+        if (i == 0 || end > last) last = end;
         *granted += recorded_granted(r[i].lo, r[i].hi - r[i].lo);
     }
-    bad += pages.n != d->interior + d->edges.n;
-    cf_u64map_free(&pages);
+    bad += pages != d->interior + d->edges.n;
     free(r);
     return bad;
+}
+
+/* Sets n slots from first; how many words already had one of them set (two
+ * allocations in one slot). */
+static int set_slots(struct dpage *p, uint32_t first, uint32_t n)
+{
+    int overlaps = 0;
+    for (uint32_t i = first, count; i < first + n; i += count) {
+        uint64_t mask = word_mask(i, first + n, &count);
+        overlaps += (p->bits[i / 64] & mask) != 0;
+        p->bits[i / 64] |= mask;
+    }
+    return overlaps;
 }
 
 static int check_placed(const struct driver *d, uint64_t *granted)
@@ -402,10 +425,7 @@ static int check_placed(const struct driver *d, uint64_t *granted)
             bad++;
             continue;
         }
-        for (uint32_t s = a->slot; s < a->slot + a->nslots; s++) {
-            bad += slot_used(&want[a->page], s); /* two allocations in one slot */
-            want[a->page].bits[s / 64] |= (uint64_t)1 << (s % 64);
-        }
+        bad += set_slots(&want[a->page], a->slot, a->nslots);
         want[a->page].used += a->nslots;
     }
     for (uint32_t i = 0; i < d->npages; i++) {
