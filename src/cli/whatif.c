@@ -17,11 +17,10 @@
 #include "replay/table.h"
 #include "report/snapshot.h"
 
-#define EXIT_USAGE   2
-#define MAX_CONFIGS  256
-#define MAX_SWEEPS   8
-#define MAX_VALUES   64
-#define CHECK_PERIOD 1
+#define EXIT_USAGE  2
+#define MAX_CONFIGS 256
+#define MAX_SWEEPS  8
+#define MAX_VALUES  64
 
 struct sweep_spec {
     const struct cf_rp_model_def *model; /* NULL: every model that has the knob */
@@ -33,7 +32,8 @@ struct sweep_spec {
 struct options {
     const char *trace;
     uint64_t device_memory; /* 0: from the trace */
-    bool json, check;
+    bool json;
+    uint32_t check_every; /* 0: no invariant checks */
     struct cf_rp_config base[MAX_CONFIGS];
     unsigned nbase;
     struct sweep_spec sweeps[MAX_SWEEPS];
@@ -122,7 +122,12 @@ static int parse(int argc, char **argv, struct options *o, const char *usage)
         } else if (strcmp(argv[i], "--json") == 0) {
             o->json = true;
         } else if (strcmp(argv[i], "--check") == 0) {
-            o->check = true;
+            o->check_every = 1;
+        } else if (strncmp(argv[i], "--check=", 8) == 0) {
+            int64_t n;
+            if (cf_parse_int(argv[i] + 8, 1, UINT32_MAX, &n) != 0)
+                return usage_error(usage, "%s: expected --check=N, N from 1", argv[i]);
+            o->check_every = (uint32_t)n;
         } else if ((v = option_value("--device-memory", argv, &i, argc))) {
             if (cf_parse_size(v, 1, UINT64_MAX - 1, &o->device_memory) != 0)
                 return usage_error(usage,
@@ -218,8 +223,7 @@ static int run_device(struct cf_rp_device_table *d, const struct plan *p, const 
     d->results = calloc(p->nrows, sizeof *d->results);
     d->sweeps = calloc(p->nsweeps + 1u, sizeof *d->sweeps);
     if (d->results == NULL || d->sweeps == NULL) return -1;
-    struct cf_rp_run_opts ro = {.device_memory = d->device_memory,
-                                .check_every = o->check ? CHECK_PERIOD : 0};
+    struct cf_rp_run_opts ro = {.device_memory = d->device_memory, .check_every = o->check_every};
     d->nresults = p->nrows;
     for (unsigned i = 0; i < p->nrows; i++)
         cf_rp_run(d->stream, &p->rows[i], &ro, &d->results[i]);
@@ -243,7 +247,7 @@ static int replay(const struct options *o, const struct plan *p)
     struct cf_rp_table t = {.trace = o->trace,
                             .program = cf_snap_replay_who.program,
                             .devs = devs,
-                            .checked = o->check};
+                            .checked = o->check_every != 0};
     memset(devs, 0, sizeof devs);
     if (cap.failed) {
         fprintf(stderr, "cudafrag: out of memory while reading %s\n", o->trace);
