@@ -215,7 +215,7 @@ static int run_device(struct cf_rp_device_table *d, const struct plan *p, const 
         d->memory_from = "option";
     } else if (ds->total_bytes) {
         d->device_memory = ds->total_bytes;
-        d->memory_from = "from the trace";
+        d->memory_from = "trace";
     }
     d->traced_known = ds->seen;
     d->traced_peak_footprint = ds->peak_footprint;
@@ -277,9 +277,12 @@ static int replay(const struct options *o, const struct plan *p)
         cf_buf_free(&b);
     }
     for (unsigned i = 0; i < t.ndevs; i++) {
-        for (unsigned r = 0; r < devs[i].nresults; r++)
-            if (devs[i].results[r].error[0])
-                fprintf(stderr, "cudafrag: %s\n", devs[i].results[r].error);
+        for (unsigned r = 0; r < devs[i].nresults; r++) {
+            if (devs[i].results[r].error[0] == '\0') continue;
+            /* The table says so too, but a model that could not run is a failure. */
+            fprintf(stderr, "cudafrag: %s\n", devs[i].results[r].error);
+            rc = 1;
+        }
         free(devs[i].results);
         free(devs[i].sweeps);
     }

@@ -221,6 +221,19 @@ static void pytorch_free_and_retry(void)
     CHECK_EQ(h.m->driver_calls, 4);
     h_end(&h);
 
+    /* A memory fraction of an unknown device cannot be had. */
+    struct cf_rp_config frac;
+    char err[128];
+    CHECK_EQ(cf_rp_config_parse("pytorch:memory_fraction=0.5", &frac, err, sizeof err), 0);
+    struct cf_rp_stream one;
+    cf_rp_stream_init(&one, 0);
+    cf_rp_stream_alloc(&one, CF_RP_POOL, 1, 0, 0, 0, 0);
+    struct cf_rp_result r;
+    struct cf_rp_run_opts unknown = {.device_memory = CF_RP_UNLIMITED};
+    CHECK_EQ(cf_rp_run(&one, &frac, &unknown, &r), -1);
+    CHECK_STR(r.error, "memory_fraction needs the device's memory");
+    cf_rp_stream_fini(&one);
+
     /* memory_fraction caps what the allocator may reserve. */
     h_start(&h, "pytorch:memory_fraction=0.5", 100 * MiB);
     h_alloc(&h, 40 * MiB, 0);
