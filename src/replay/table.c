@@ -104,7 +104,8 @@ static void device_text(const struct cf_rp_table *t, const struct cf_rp_device_t
                        "check\n");
     else
         cf_buf_printf(o, "  device memory %s (%s)\n", cf_fmt_bytes(d->device_memory, a, sizeof a),
-                      d->memory_from);
+                      strcmp(d->memory_from, "trace") == 0 ? "from the trace"
+                                                           : "from --device-memory");
     if (d->traced_known)
         cf_buf_printf(o, "  traced run: peak footprint %s (%.3f x its peak live %s)\n",
                       cf_fmt_bytes(d->traced_peak_footprint, a, sizeof a),

@@ -21,7 +21,7 @@ struct cf_rp_sweep {
 struct cf_rp_device_table {
     const struct cf_rp_stream *stream;
     uint64_t device_memory;  /* CF_RP_UNLIMITED: not known, no model runs out */
-    const char *memory_from; /* "option" or "trace" */
+    const char *memory_from; /* "option" (--device-memory) or "trace" */
     bool traced_known;       /* the traced run's own figures (from the record) */
     uint64_t traced_peak_footprint, traced_peak_live;
     struct cf_rp_result *results;
