@@ -72,8 +72,10 @@ int cf_rp_run(const struct cf_rp_stream *s, const struct cf_rp_config *c,
     for (uint64_t i = 0; i <= r->peak_op; i++)
         step(m, &s->ops[i], i, &again);
     r->granted_at_peak = m->granted;
-    r->internal =
-        r->live_at_peak ? (double)(m->granted - r->live_at_peak) / (double)r->live_at_peak : 0;
+    if (m->granted < r->live_at_peak)
+        r->violations++; /* a model never grants less than is asked */
+    else if (r->live_at_peak)
+        r->internal = (double)(m->granted - r->live_at_peak) / (double)r->live_at_peak;
     r->external = m->def->ext_frag(m);
     /* A model that is not deterministic would reach another state here. */
     if (m->footprint != r->peak_footprint) r->violations++;
