@@ -1,5 +1,5 @@
 /* Every model configuration on seeded random streams: sizes from 1 B to
- * 96 MiB (log-uniform), four streams, frees in random order, a device small
+ * 128 MiB (log-uniform), four streams, frees in random order, a device small
  * enough that the out-of-memory paths run. After every operation each model's
  * invariants are re-derived (check), its footprint covers what it grants and
  * what is live; two runs of the same stream give the same figures; the lower
