@@ -14,7 +14,9 @@
 
 #include "cli/options_doc.h"
 #include "cli/replay.h"
+#include "cli/snapshot_import.h"
 #include "cli/symbolize_dw.h"
+#include "cli/whatif.h"
 #include "config/config.h"
 
 #include "cudafrag_build.h"
@@ -27,6 +29,9 @@ static const char usage[] =
     "usage: cudafrag run [--sim] [--arena] [--trace] [--stack-depth N] [--output PATTERN] [--] "
     "PROG [ARGS...]\n"
     "       cudafrag report [--json] TRACE\n"
+    "       cudafrag replay [--device-memory SIZE] [--model NAME[:KNOB=VALUE,...]]...\n"
+    "                       [--sweep [MODEL:]KNOB=V1,V2,...]... [--json] [--check[=N]] TRACE\n"
+    "       cudafrag import [--output TRACE] SNAPSHOT.pickle\n"
     "       cudafrag symbolize [--build-id HEX] MODULE OFFSET...\n"
     "       cudafrag --help | --help-markdown | --version\n"
     "\n"
@@ -45,6 +50,19 @@ static const char usage[] =
     "TRACE alone, with call sites named from DWARF (file:line, inlined frames).\n"
     "\n"
     "  --json             the JSON report instead of the text one\n"
+    "\n"
+    "replay runs TRACE's device-memory allocations through allocator models (lower-bound,\n"
+    "driver, pytorch, async-pool, arena; default all) and prints each one's peak footprint,\n"
+    "fragmentation, driver calls and out-of-memory point (docs/replay.md).\n"
+    "\n"
+    "  --device-memory SIZE  memory of the device (default: from the trace)\n"
+    "  --model SPEC          a model and its knobs, e.g. pytorch:max_split_size_mb=128\n"
+    "  --sweep KNOB=V1,...   one row per value; the best is named\n"
+    "  --models              list the models and their knobs\n"
+    "  --check[=N]           verify each model's invariants after every (N-th) operation\n"
+    "\n"
+    "import turns a PyTorch memory snapshot (torch.cuda.memory._dump_snapshot) into a\n"
+    "trace: the tensors' allocations and frees, PyTorch's reserved memory as the footprint.\n"
     "\n"
     "symbolize prints the function, file:line and inlined callers of each hex OFFSET (an\n"
     "ELF virtual address; a return address minus 1 names its call) in MODULE, one line\n"
@@ -309,6 +327,8 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "run") == 0) return cmd_run(argc - 2, argv + 2);
     if (strcmp(argv[1], "symbolize") == 0) return cmd_symbolize(argc - 2, argv + 2);
     if (strcmp(argv[1], "report") == 0) return cmd_report(argc - 2, argv + 2);
+    if (strcmp(argv[1], "replay") == 0) return cf_cmd_replay(argc - 2, argv + 2, usage);
+    if (strcmp(argv[1], "import") == 0) return cf_cmd_import(argc - 2, argv + 2, usage);
     fprintf(stderr, "cudafrag: unknown command \"%s\"\n%s", argv[1], usage);
     return EXIT_USAGE;
 }
