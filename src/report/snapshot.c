@@ -124,7 +124,8 @@ static void add_site_frames(struct cf_snap *s, int idx, unsigned depth)
         cf_symtab_add(&s->syms, site->frames[f]);
 }
 
-/* Only sites that appear in the report are symbolized: addr2line is slow. */
+/* Only sites that appear in the report are symbolized: reading symbol tables (and,
+ * offline, DWARF) is the slow part. */
 static void resolve_symbols(struct cf_snap *s)
 {
     for (unsigned i = 0; i < s->nsites && i < s->top; i++) {

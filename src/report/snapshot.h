@@ -1,5 +1,5 @@
 /* A private copy of the record taken under cf_rec_lock_all(), so the slow parts of
- * the report (symbol lookup, addr2line, formatting, file writes) run without
+ * the report (symbol lookup, formatting, file writes) run without
  * blocking the application's allocation calls. */
 #ifndef CF_REPORT_SNAPSHOT_H
 #define CF_REPORT_SNAPSHOT_H

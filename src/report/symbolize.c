@@ -54,7 +54,7 @@ static const char *base_name(const char *p)
 }
 
 /* The main program's link_map has an empty name; dladdr then reports argv[0],
- * which may be relative. /proc/self/exe is the file addr2line must read. */
+ * which may be relative: /proc/self/exe names the file itself. */
 static void module_path(const Dl_info *di, struct link_map *lm, char *out, size_t n)
 {
     if (lm && lm->l_name && lm->l_name[0]) {
