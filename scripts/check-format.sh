@@ -4,7 +4,7 @@
 set -eu
 root=${1:-$(dirname "$0")/..}
 command -v clang-format >/dev/null 2>&1 || { echo "clang-format not installed: skipped"; exit 77; }
-files=$(find "$root/src" "$root/include" "$root/tests" "$root/bench" \
+files=$(find "$root/src" "$root/include" "$root/simcuda" "$root/tests" "$root/bench" \
     \( -name '*.c' -o -name '*.h' -o -name '*.cpp' \) | sort)
 # One clang-format for the whole tree (a process per file takes most of the
 # test's time limit); file by file only to name the ones that are not clean.

@@ -7,7 +7,7 @@
 #       On the build machine: fill .gpu/ with libcudafrag.so (and the libunwind it
 #       loads), the cudafrag command, the workloads from BUILD_DIR (default: build)
 #       and the GPU programs compiled with nvcc.
-#   scripts/gpu-check.sh [--only REGEX] [--steps N] [--no-bench]
+#   scripts/gpu-check.sh [--only REGEX] [--steps N] [--no-bench | --bench-only]
 #       On the GPU machine, from the repository root holding .gpu/. Results go to
 #       $OUT (default $TMPDIR/cudafrag-gpu-check): table.txt, log.txt, bench.txt and
 #       reports.tgz (every report, trace, stdout and stderr). Profiled runs write a
@@ -424,9 +424,14 @@ check() {
 }
 
 BENCH=1
+BENCH_ONLY=0
 
 run_all() {
     print_versions
+    if [ "$BENCH_ONLY" = 1 ]; then
+        run_hook_bench
+        return
+    fi
     if [ "$BENCH" = 1 ] && [ -z "$ONLY" ]; then
         echo "== hook cost (bench_hook loop 1000 24)"
         run_hook_bench
@@ -448,6 +453,7 @@ case ${1:-} in
         --only) ONLY=$2; shift 2 ;;
         --steps) TORCH_STEPS=$2; shift 2 ;;
         --no-bench) BENCH=0; shift ;;
+        --bench-only) BENCH_ONLY=1; shift ;;
         *) die "unknown argument $1 (see the header of $0)" ;;
         esac
     done

@@ -6,6 +6,7 @@
 #include "arena/arena_dev.h"
 #include "arena/shadow.h"
 #include "config/config.h"
+#include "hook/ctx_state.h"
 #include "hook/real.h"
 #include "util/export.h"
 #include "util/log.h"
@@ -36,8 +37,8 @@ static struct {
     PFN_cuCtxPopCurrent_v4000 cuCtxPopCurrent;
 } extra;
 
-/* Which arena the thread's current context belongs to: saves a driver call per
- * allocation. */
+/* Which arena the thread's current context belongs to: saves the device lookup and
+ * the part choice per allocation. */
 static __thread CUcontext tl_ctx;
 static __thread struct cf_dev_arena *tl_arena;
 
@@ -152,10 +153,11 @@ static CUcontext adopt_primary_context(void)
     CUcontext ctx = NULL;
     CUdevice dev = 0;
     if (extra.cuInit(0) != CUDA_SUCCESS || cf_driver()->cuDeviceGet(&dev, 0) != CUDA_SUCCESS ||
-        cf_driver()->cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS ||
-        extra.cuCtxSetCurrent(ctx) != CUDA_SUCCESS)
+        cf_driver()->cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS)
         return NULL;
-    return ctx;
+    CUresult rc = extra.cuCtxSetCurrent(ctx);
+    cf_ctx_thread_changed(); /* our own switch does not pass through the wrappers */
+    return rc == CUDA_SUCCESS ? ctx : NULL;
 }
 
 static CUresult start_parts(CUdevice dev, CUcontext ctx)
@@ -201,14 +203,12 @@ static bool device_ready(int i)
 /* The arena of the calling thread's current device, started on first use. */
 static struct cf_dev_arena *current_arena(void)
 {
-    const struct cf_driver *drv = cf_driver();
     CUcontext ctx = NULL;
-    if (drv->cuCtxGetCurrent(&ctx) != CUDA_SUCCESS) return NULL;
+    if (cf_current_context(&ctx) != CUDA_SUCCESS) return NULL;
     if (ctx != NULL && ctx == tl_ctx) return tl_arena;
     if (ctx == NULL && (ctx = adopt_primary_context()) == NULL) return NULL;
-    CUdevice dev = -1;
-    if (drv->cuCtxGetDevice(&dev) != CUDA_SUCCESS || dev < 0 || dev >= CF_ARENA_MAX_DEVICES)
-        return NULL;
+    int dev = cf_current_device();
+    if (dev < 0 || dev >= CF_ARENA_MAX_DEVICES) return NULL;
     if (!device_ready(dev) && start_device(dev, ctx) == NULL) return NULL;
     tl_ctx = ctx;
     tl_arena = &devs[dev][tl_slot % nparts[dev]];
@@ -247,30 +247,29 @@ void cf_arena_trim_device_for_peak(struct cf_dev_arena *d, uint64_t need)
     }
 }
 
+/* The arena's own push and pop do not pass through the wrappers: the kept
+ * current context and device of the thread are dropped by hand. */
 CUcontext cf_arena_ctx_enter(const struct cf_dev_arena *d)
 {
     CUcontext cur = NULL;
-    cf_driver()->cuCtxGetCurrent(&cur);
+    (void)cf_current_context(&cur);
     if (cur == d->bk.ctx) return NULL;
-    if (extra.cuCtxPushCurrent(d->bk.ctx) != CUDA_SUCCESS) return NULL;
-    return d->bk.ctx;
+    CUresult rc = extra.cuCtxPushCurrent(d->bk.ctx);
+    cf_ctx_thread_changed();
+    return rc == CUDA_SUCCESS ? d->bk.ctx : NULL;
 }
 
 void cf_arena_ctx_leave(CUcontext pushed)
 {
     CUcontext popped;
-    if (pushed) extra.cuCtxPopCurrent(&popped);
+    if (pushed == NULL) return;
+    extra.cuCtxPopCurrent(&popped);
+    cf_ctx_thread_changed();
 }
 
 bool cf_arena_capturing(CUstream stream)
 {
-    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
-    /* A driver without stream capture cannot be capturing. */
-    if (cf_driver()->cuStreamIsCapturing == NULL) return false;
-    CUresult rc = cf_driver()->cuStreamIsCapturing(stream, &st);
-    if (rc == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT || rc == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
-        return true;
-    return rc == CUDA_SUCCESS && st != CU_STREAM_CAPTURE_STATUS_NONE;
+    return cf_stream_capturing(stream, false);
 }
 
 bool cf_arena_enabled(void)

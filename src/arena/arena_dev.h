@@ -166,7 +166,9 @@ void cf_arena_trim_device_for_peak(struct cf_dev_arena *d, uint64_t need);
 /* Make d's context current for the duration; returns the one to restore. */
 CUcontext cf_arena_ctx_enter(const struct cf_dev_arena *d);
 void cf_arena_ctx_leave(CUcontext prev);
-/* True when stream (CU_STREAM_LEGACY for synchronous work) is capturing. */
+/* True when stream (CU_STREAM_LEGACY for synchronous work) is capturing, or when
+ * that cannot be told (cf_stream_capturing): no driver call while no capture is in
+ * progress anywhere. */
 bool cf_arena_capturing(CUstream stream);
 /* This part's share of CUDAFRAG_ARENA_SLACK: the slack is per device, split
  * evenly over the parts threads have used so far, but not below

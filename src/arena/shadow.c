@@ -231,3 +231,44 @@ void cf_shadow_reset(void)
     }
     pthread_mutex_unlock(&lock);
 }
+
+double cf_shadow_ext_frag_now(int device)
+{
+    double frag = 0;
+    pthread_mutex_lock(&lock);
+    if (device >= 0 && device < SHADOW_MAX_DEVICES && devs[device].used)
+        frag = cf_gmap_ext_frag(&devs[device].gmap, devs[device].tlsf.regions[0].first);
+    pthread_mutex_unlock(&lock);
+    return frag;
+}
+
+/* Held blocks are mapped and each granule's hold count is the number of held
+ * blocks touching it (as cf_arena_check verifies for the real arena). */
+static int check_device(const struct shadow_dev *s)
+{
+    const struct cf_gmap *g = &s->gmap;
+    uint32_t *expect = cf_host_zalloc(g->count * sizeof *expect);
+    int fails = tlsf_check(&s->tlsf) + (s->live != s->tlsf.used_bytes);
+    if (expect == NULL) return fails;
+    for (const struct tlsf_block *b = s->tlsf.regions[0].first; b; b = b->phys_next) {
+        if (b->state != TLSF_USED) continue;
+        fails += !cf_gmap_is_mapped(g, b->addr, b->size);
+        for (uint64_t i = (b->addr - g->base) >> g->shift;
+             i <= (b->addr - g->base + b->size - 1) >> g->shift; i++)
+            expect[i]++;
+    }
+    for (uint64_t i = 0; i < g->count; i++)
+        fails += expect[i] != g->refs[i];
+    cf_host_free(expect, g->count * sizeof *expect);
+    return fails;
+}
+
+int cf_shadow_check(void)
+{
+    int fails = 0;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < SHADOW_MAX_DEVICES; i++)
+        if (devs[i].used) fails += check_device(&devs[i]);
+    pthread_mutex_unlock(&lock);
+    return fails;
+}

@@ -14,4 +14,12 @@ void cf_shadow_stats(struct cf_arena_stats *s);
 /* Forget everything (tests replaying several sequences in one process). */
 void cf_shadow_reset(void);
 
+/* For a model driven from outside (what-if replays): the external
+ * fragmentation of device's mapped memory now (1 - largest free mapped run /
+ * free mapped bytes), and the model's consistency -- the TLSF's invariants,
+ * every held block mapped, hold counts, live bytes -- as the number of
+ * violations, 0 when sound. */
+double cf_shadow_ext_frag_now(int device);
+int cf_shadow_check(void);
+
 #endif

@@ -14,8 +14,10 @@
 
 #include "cli/options_doc.h"
 #include "cli/replay.h"
+#include "cli/snapshot_import.h"
 #include "cli/symbolize_dw.h"
 #include "cli/views.h"
+#include "cli/whatif.h"
 #include "config/config.h"
 
 #include "cudafrag_build.h"
@@ -28,6 +30,9 @@ static const char usage[] =
     "usage: cudafrag run [--sim] [--arena] [--trace] [--stack-depth N] [--output PATTERN]\n"
     "                    [--check LIMITS...] [--] PROG [ARGS...]\n"
     "       cudafrag report [--json | --html OUT.html] TRACE\n"
+    "       cudafrag replay [--device-memory SIZE] [--model NAME[:KNOB=VALUE,...]]...\n"
+    "                       [--sweep [MODEL:]KNOB=V1,V2,...]... [--json] [--check[=N]] TRACE\n"
+    "       cudafrag import [--output TRACE] SNAPSHOT.pickle\n"
     "       cudafrag symbolize [--build-id HEX] MODULE OFFSET...\n"
     "       cudafrag export TRACE --format torch-snapshot|chrome-trace|folded|rmm-csv [-o OUT]\n"
     "                       [--weight peak|footprint-peak|leaked|allocated|calls] [--device N]\n"
@@ -54,6 +59,19 @@ static const char usage[] =
     "\n"
     "  --json             the JSON report instead of the text one\n"
     "  --html OUT.html    a self-contained HTML page: memory over time, flame graphs\n"
+    "\n"
+    "replay runs TRACE's device-memory allocations through allocator models (lower-bound,\n"
+    "driver, pytorch, async-pool, arena; default all) and prints each one's peak footprint,\n"
+    "fragmentation, driver calls and out-of-memory point (docs/replay.md).\n"
+    "\n"
+    "  --device-memory SIZE  memory of the device (default: from the trace)\n"
+    "  --model SPEC          a model and its knobs, e.g. pytorch:max_split_size_mb=128\n"
+    "  --sweep KNOB=V1,...   one row per value; the best is named\n"
+    "  --models              list the models and their knobs\n"
+    "  --check[=N]           verify each model's invariants after every (N-th) operation\n"
+    "\n"
+    "import turns a PyTorch memory snapshot (torch.cuda.memory._dump_snapshot) into a\n"
+    "trace: the tensors' allocations and frees, PyTorch's reserved memory as the footprint.\n"
     "\n"
     "symbolize prints the function, file:line and inlined callers of each hex OFFSET (an\n"
     "ELF virtual address; a return address minus 1 names its call) in MODULE, one line\n"
@@ -117,12 +135,14 @@ static void find_library(char *out, size_t n)
     exit(EXIT_NOT_FOUND);
 }
 
+/* Build tree first (simcuda/ sits two levels above src/cli/), then the
+ * installed location. */
 static void sim_dirs(char *out, size_t n)
 {
     char dir[PATH_MAX], drv[PATH_MAX + 32], rt[PATH_MAX + 32], a[PATH_MAX], b[PATH_MAX];
     exe_dir(dir, sizeof dir);
-    snprintf(drv, sizeof drv, "%s/../sim/driver", dir);
-    snprintf(rt, sizeof rt, "%s/../sim/runtime", dir);
+    snprintf(drv, sizeof drv, "%s/../../simcuda/driver", dir);
+    snprintf(rt, sizeof rt, "%s/../../simcuda/runtime", dir);
     if (exists(drv) && exists(rt) && realpath(drv, a) && realpath(rt, b)) {
         snprintf(out, n, "%s:%s", a, b);
         return;
@@ -344,6 +364,8 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "diff") == 0) return cf_cmd_diff(argc - 2, argv + 2);
     if (strcmp(argv[1], "merge") == 0) return cf_cmd_merge(argc - 2, argv + 2);
     if (strcmp(argv[1], "check") == 0) return cf_cmd_check(argc - 2, argv + 2);
+    if (strcmp(argv[1], "replay") == 0) return cf_cmd_replay(argc - 2, argv + 2, usage);
+    if (strcmp(argv[1], "import") == 0) return cf_cmd_import(argc - 2, argv + 2, usage);
     fprintf(stderr, "cudafrag: unknown command \"%s\"\n%s", argv[1], usage);
     return EXIT_USAGE;
 }

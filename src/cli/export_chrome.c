@@ -139,7 +139,7 @@ static void findings(const struct cf_snap *s)
 {
     for (unsigned i = 0; i < s->nfindings; i++) {
         const struct cf_finding *f = &s->findings[i];
-        char name[300];
+        char name[sizeof f->title + 64];
         snprintf(name, sizeof name, "[%s] %s: %s", f->severity, f->id, f->title);
         open_event("i", name, s->duration_s * 1e6, 0);
         fputs(",\"s\":\"g\",\"args\":{\"advice\":", ch.out);

@@ -385,6 +385,23 @@ static void ooms(struct cf_buf *b, const struct cf_snap *s)
     cf_buf_puts(b, "</tbody></table></div></section>\n");
 }
 
+/* The call sites a finding covers, as many as the report's tables show. */
+static void finding_sites(struct cf_buf *b, const struct cf_snap *s, const struct cf_finding *f)
+{
+    if (f->nsites < 2) return;
+    cf_buf_puts(b, "<ul class=\"covered\">");
+    for (unsigned i = 0; i < f->nsites && i < s->top; i++) {
+        char label[512];
+        cf_snap_site_label(s, f->sites[i].site, label, sizeof label);
+        cf_buf_printf(b, "<li>%.0f%% <code>", 100 * f->sites[i].share);
+        esc(b, label);
+        cf_buf_puts(b, "</code> ");
+        esc(b, f->sites[i].note);
+        cf_buf_puts(b, "</li>");
+    }
+    cf_buf_puts(b, "</ul>");
+}
+
 static void findings(struct cf_buf *b, const struct cf_snap *s)
 {
     cf_buf_printf(b, "<section id=\"findings\"><h2>Findings (%u)</h2>", s->nfindings);
@@ -395,7 +412,9 @@ static void findings(struct cf_buf *b, const struct cf_snap *s)
         cf_buf_printf(b, "<li><span class=\"sev %s\">%s</span> <code>%s</code><p>", f->severity,
                       f->severity, f->id);
         esc(b, f->title);
-        cf_buf_puts(b, "</p><p class=\"note\">");
+        cf_buf_puts(b, "</p>");
+        finding_sites(b, s, f);
+        cf_buf_puts(b, "<p class=\"note\">");
         esc(b, f->advice);
         cf_buf_puts(b, "</p></li>");
     }

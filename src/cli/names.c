@@ -116,6 +116,7 @@ void cf_names_stack(const struct cf_snap *s, int site, const char *api, struct c
         snprintf(f->where, sizeof f->where, "allocations recorded without a call stack");
     }
     for (unsigned i = st ? st->nframes : 0; i-- > 0;) {
+        if (cf_frame_is_marker(st->frames[i])) continue; /* why Python frames are missing */
         const struct cf_sym *y = cf_names_frame(st->frames[i]);
         frame_entry(y, &out->f[out->n++]);
         inner = y;

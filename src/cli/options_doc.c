@@ -68,7 +68,11 @@ void cf_print_options_markdown(FILE *out)
     fputs("| Variable | Type | Default | Meaning |\n|---|---|---|---|\n", out);
     for (int i = 0; i < CF_OPT_COUNT; i++) {
         const struct cf_option *o = &cf_options[i];
-        fprintf(out, "| `%s` | %s | `%s` | ", o->name, type_name(o, buf, sizeof buf), o->def);
+        /* An empty code span does not render: an empty default is said in words. */
+        if (o->def[0])
+            fprintf(out, "| `%s` | %s | `%s` | ", o->name, type_name(o, buf, sizeof buf), o->def);
+        else
+            fprintf(out, "| `%s` | %s | (empty) | ", o->name, type_name(o, buf, sizeof buf));
         cell(out, o->doc);
         fputs(" |\n", out);
     }

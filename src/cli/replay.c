@@ -30,7 +30,7 @@ struct replay {
     struct cf_trace trace;
     struct module modules[MAX_MODULES];
     bool have_end;
-    uint64_t last_t, events, malformed;
+    uint64_t last_t, malformed;
     char reason[64];
     struct cf_dw *dw;
 };
@@ -135,8 +135,7 @@ static void read_arena(const char *text, struct cf_arena_stats *a)
 
 static void first_pass_event(struct replay *r, const struct cf_event *e)
 {
-    if (e->t_ns > r->last_t && e->type != CF_EV_END) r->last_t = e->t_ns;
-    if (e->type == CF_EV_SITE) {
+    if (e->type == CF_EV_SITE || e->type == CF_EV_PYFRAME) {
         cf_rec_apply_event(e);
     } else if (e->type == CF_EV_MODULE && e->site < MAX_MODULES && !r->modules[e->site].path) {
         r->modules[e->site].path = dup_bytes(e->str, e->len);
@@ -159,14 +158,13 @@ static void first_pass(struct replay *r)
 {
     for (uint32_t i = 0; i < r->trace.nchunks; i++) {
         const struct cf_trace_chunk *c = &r->trace.chunks[i];
+        /* Chunks without definitions need no first look (their events are counted
+         * and timed in the second pass). */
+        if (r->trace.any_defs && !c->defs) continue;
         struct cf_dec dec = {.p = c->data, .end = c->data + c->len};
         struct cf_event e;
-        int rc;
-        while ((rc = cf_ev_decode(&dec, &e)) == 1) {
-            r->events++;
+        while (cf_ev_decode(&dec, &e) == 1)
             first_pass_event(r, &e);
-        }
-        if (rc < 0) r->malformed++;
     }
 }
 
@@ -184,8 +182,10 @@ static bool cursor_step(struct replay *r, struct cursor *c)
         int rc = cf_ev_decode(&c->dec, &c->ev);
         if (rc == 1) {
             c->ev.tid = c->tid;
+            if (c->ev.t_ns > r->last_t && c->ev.type != CF_EV_END) r->last_t = c->ev.t_ns;
             return true;
         }
+        if (rc < 0) r->malformed++;
         if (c->next == c->n) return false;
         const struct cf_trace_chunk *k = &r->trace.chunks[c->chunks[c->next++]];
         c->dec = (struct cf_dec){.p = k->data, .end = k->data + k->len};
@@ -249,7 +249,7 @@ static int second_pass(struct replay *r, const struct cf_replay_hooks *h)
         sift_down(heap, live, i);
     while (live) {
         struct cursor *c = heap[0];
-        if (c->ev.type != CF_EV_SITE) cf_rec_apply_event(&c->ev);
+        if (c->ev.type != CF_EV_SITE && c->ev.type != CF_EV_PYFRAME) cf_rec_apply_event(&c->ev);
         if (h && h->after_event) h->after_event(&c->ev, h->ctx);
         if (!cursor_step(r, c)) heap[0] = heap[--live];
         sift_down(heap, live, 0);
@@ -282,6 +282,10 @@ static void resolve_frame(struct cf_sym *s)
     int n = off ? cf_dw_lookup(current->dw, m->path, m->build_id, off - 1, f, 8) : 0;
     if (n <= 0 || f[0].stale) return;
     snprintf(s->function, sizeof s->function, "%.*s", (int)sizeof s->function - 1, f[0].function);
+    /* Folding matches the function the code belongs to, as the exiting process
+     * (which knows no inlining) did. */
+    if (n > 1)
+        snprintf(s->symbol, sizeof s->symbol, "%.*s", (int)sizeof s->symbol - 1, f[n - 1].function);
     if (f[0].file[0] && f[0].line) {
         /* The end of a long path is the part a reader needs. */
         size_t len = strlen(f[0].file), keep = sizeof s->file - 1;
@@ -323,8 +327,8 @@ int cf_replay_open(const char *path, const struct cf_replay_hooks *hooks, struct
     adopt_identity(&r);
     r.dw = cf_dw_open();
     first_pass(&r);
-    if (!r.have_end) cf_snap_replay_end_ns = r.last_t;
     int rc = second_pass(&r, hooks);
+    if (!r.have_end) cf_snap_replay_end_ns = r.last_t;
     say_what_was_read(&r);
     cf_symtab_resolver = resolve_frame;
     if (rc == 0)
@@ -357,7 +361,10 @@ int cf_replay_resolve(uint64_t frame, struct cf_sym *out)
     if (current == NULL) return -1;
     memset(out, 0, sizeof *out);
     out->addr = (uintptr_t)frame;
-    resolve_frame(out);
+    if (cf_frame_is_python(frame))
+        cf_sym_python(out);
+    else
+        resolve_frame(out);
     return 0;
 }
 

@@ -24,7 +24,8 @@ struct cf_replay_hooks {
 int cf_replay_open(const char *path, const struct cf_replay_hooks *hooks, struct cf_snap *s);
 void cf_replay_close(struct cf_snap *s);
 /* Names a trace frame (CF_FRAME(module, offset)) while a replay is open:
- * function, file:line from DWARF, module basename and offset. */
+ * function, file:line from DWARF, module basename and offset; a Python frame
+ * (CF_FRAME(CF_PY_MODULE, id)) by its function and file:line. */
 int cf_replay_resolve(uint64_t frame, struct cf_sym *out);
 
 /* The value of the trace header's key (docs/trace-format.md) while a replay

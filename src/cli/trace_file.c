@@ -40,7 +40,7 @@ static int read_header(struct cf_trace *t, FILE *f)
     return 0;
 }
 
-static int add_chunk(struct cf_trace *t, uint32_t tid, uint8_t *data, uint32_t len)
+static int add_chunk(struct cf_trace *t, uint32_t tid, bool defs, uint8_t *data, uint32_t len)
 {
     if (t->nchunks == t->cap) {
         uint32_t cap = t->cap ? t->cap * 2 : 256;
@@ -50,7 +50,9 @@ static int add_chunk(struct cf_trace *t, uint32_t tid, uint8_t *data, uint32_t l
         t->chunks = c;
         t->cap = cap;
     }
-    t->chunks[t->nchunks++] = (struct cf_trace_chunk){.tid = tid, .data = data, .len = len};
+    t->chunks[t->nchunks++] =
+        (struct cf_trace_chunk){.tid = tid, .defs = defs, .data = data, .len = len};
+    t->any_defs |= defs;
     return 0;
 }
 
@@ -73,7 +75,7 @@ static int read_chunk(struct cf_trace *t, FILE *f, void *scratch)
     } else {
         ok = h.stored_len == h.raw_len && fread(raw, 1, h.raw_len, f) == h.raw_len;
     }
-    if (!ok || add_chunk(t, h.tid, raw, h.raw_len) != 0) {
+    if (!ok || add_chunk(t, h.tid, (h.flags & CF_CHUNK_DEFS) != 0, raw, h.raw_len) != 0) {
         free(raw);
         return -1;
     }

@@ -10,6 +10,7 @@
 
 struct cf_trace_chunk {
     uint32_t tid;
+    bool defs;     /* the writer marked it as holding SITE, MODULE or END events */
     uint8_t *data; /* encoded events (record/trace_codec.c) */
     uint32_t len;
 };
@@ -21,6 +22,7 @@ struct cf_trace {
     struct cf_trace_chunk *chunks; /* in file order */
     uint32_t nchunks, cap;
     uint64_t events_declared;
+    bool any_defs;  /* some chunk is marked: unmarked ones need no first look */
     bool truncated; /* the file ends inside a chunk: the process was killed */
     char error[4352];
 };

@@ -53,6 +53,9 @@ static void site_key(const struct cf_json *j, const struct cf_jnode *site, char 
     unsigned k = 0;
     for (const struct cf_jnode *f = cf_json_first(j, frames); f && k < 4; f = cf_json_next(j, f)) {
         char part[512];
+        /* Allocator and framework plumbing is the same for every site behind it. */
+        const struct cf_jnode *folded = cf_json_get(j, f, "folded");
+        if (folded && folded->type == CF_J_TRUE) continue;
         key_frame(j, f, part, sizeof part);
         if (len < CF_VIEW_KEY) len += (size_t)snprintf(key + len, CF_VIEW_KEY - len, " < %s", part);
         if (k++ > 0) continue;

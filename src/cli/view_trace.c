@@ -9,6 +9,7 @@
 #include "cli/names.h"
 #include "cli/replay.h"
 #include "cli/view.h"
+#include "report/fold.h"
 #include "report/snapshot.h"
 #include "report/strbuf.h"
 #include "util/log.h"
@@ -47,10 +48,17 @@ static void site(struct cf_buf *b, const struct cf_snap *s, int idx)
     cf_buf_printf(b, "\"site\":{\"id\":\"%016" PRIx64 "\",", st->hash);
     kstr(b, "api", cf_api_info[st->api].name);
     cf_buf_puts(b, ",\"frames\":[");
-    for (unsigned f = 0; f < st->nframes && f < 4; f++) {
-        if (f) cf_buf_puts(b, ",");
+    /* The frames the report shows the site by: allocator and framework plumbing
+     * left out (the same for every site behind it), unless every frame is. */
+    unsigned k = 0, outer = st->nframes;
+    for (unsigned f = 0; f < st->nframes && k < 4; f++) {
+        if (cf_frame_is_marker(st->frames[f])) continue;
+        outer = f;
+        if (cf_fold_frame(cf_names_frame(st->frames[f]))) continue;
+        if (k++) cf_buf_puts(b, ",");
         frame(b, st->frames[f]);
     }
+    if (k == 0 && outer < st->nframes) frame(b, st->frames[outer]);
     cf_buf_puts(b, "]}");
 }
 

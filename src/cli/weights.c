@@ -46,7 +46,7 @@ static void fill(const struct cf_coll *c, enum cf_weight w, int device, uint64_t
                  w == CF_W_PEAK ? &c->dev[d].at_live_peak : &c->dev[d].at_footprint_peak);
     }
     for (unsigned i = 0; w == CF_W_LEAKED && i < c->snap.nleaks; i++) {
-        const struct cf_leak *l = &c->snap.leaks[i];
+        const struct cf_live_group *l = &c->snap.leaks[i];
         acc[l->site >= 0 ? (unsigned)l->site : c->snap.nsites] += l->bytes;
     }
     for (uint32_t id = 0; (w == CF_W_ALLOCATED || w == CF_W_CALLS) && id < c->nids; id++) {

@@ -15,7 +15,12 @@ enum cf_opt_type { CF_BOOL, CF_INT, CF_SIZE, CF_STRING };
     X(ENABLE, "CUDAFRAG_ENABLE", CF_BOOL, "1", 0, 1,                                               \
       "Master switch; 0 makes every hook a plain pass-through and writes no report.")              \
     X(STACK_DEPTH, "CUDAFRAG_STACK_DEPTH", CF_INT, "16", 0, 64,                                    \
-      "Call-stack frames recorded per allocation (0 = stacks off, sites keyed by API).")           \
+      "Call-stack frames recorded per allocation, native and Python each (0 = stacks off, sites " \
+      "keyed by API).")                                                                            \
+    X(SKIP_FRAMES, "CUDAFRAG_SKIP_FRAMES", CF_STRING, "", 0, 0,                                    \
+      "The program's own allocator frames, as comma-separated patterns ('*' matches any text) "    \
+      "of a function, module or Python file: a call site is named by its first frame matching "    \
+      "none of them nor the built-in list (docs/report.md). Full stacks stay in JSON and traces.") \
     X(OUTPUT, "CUDAFRAG_OUTPUT", CF_STRING, "cudafrag-%e-%p", 0, 0,                                \
       "Report path pattern without extension (.txt and .json are added); %p pid, %e executable, " \
       "%h host, %r rank (RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID), %% a percent sign. "           \
@@ -23,7 +28,8 @@ enum cf_opt_type { CF_BOOL, CF_INT, CF_SIZE, CF_STRING };
     X(STDERR, "CUDAFRAG_STDERR", CF_BOOL, "1", 0, 1,                                               \
       "Also print the text report to stderr.")                                                     \
     X(JSON, "CUDAFRAG_JSON", CF_BOOL, "1", 0, 1, "Write the JSON report next to the text one.")    \
-    X(TOP, "CUDAFRAG_TOP", CF_INT, "10", 1, 1000, "Call sites listed per table in the report.")   \
+    X(TOP, "CUDAFRAG_TOP", CF_INT, "10", 1, 1000,                                                 \
+      "Call sites listed per table and per finding in the report.")                                \
     X(SAMPLE_MS, "CUDAFRAG_SAMPLE_MS", CF_INT, "10", 0, 60000,                                     \
       "Minimum milliseconds between footprint samples (cuMemGetInfo, pool attributes) taken "      \
       "when live bytes reach a new peak; 0 samples every new peak.")                               \

@@ -21,5 +21,8 @@
 
 /* Exported by libcuda (the CUDA 4.0 ABI, same arguments as _v2) but not declared. */
 CUresult CUDAAPI cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags);
+/* Exported by libcudart before CUDA 13 (cudaDeviceReset by its older name); CUDA 13's
+ * headers no longer declare it. */
+cudaError_t CUDARTAPI cudaThreadExit(void);
 
 #endif

@@ -3,6 +3,7 @@
  * libcuda skip our exported wrappers. That cannot be undone from here; it is
  * reported once. The call itself reaches libc by a tail jump (hook/tailjump.h),
  * so dlopen still sees the program as its caller. */
+#include "hook/ctx_state.h"
 #include "hook/real.h"
 #include "hook/tailjump.h"
 #include "util/export.h"
@@ -29,11 +30,14 @@ void *cf_dlopen_target(const char *file, int flags) __attribute__((used));
 CF_NO_SANITIZE void *cf_dlopen_target(const char *file, int flags)
 {
     __atomic_add_fetch(&cf_dlopen_generation, 1, __ATOMIC_RELEASE);
-    if ((flags & RTLD_DEEPBIND) && file != NULL)
+    if ((flags & RTLD_DEEPBIND) && file != NULL) {
+        /* Its context switches and captures would bypass our wrappers too. */
+        cf_ctx_untrack();
         cf_warn_once("deepbind",
                      "%s is loaded with RTLD_DEEPBIND: CUDA calls it makes through its own "
                      "dependencies bypass cudafrag and are not recorded",
                      file);
+    }
     return (void *)find_real_dlopen();
 }
 

@@ -3,6 +3,7 @@
 #include "hook/note.h"
 
 #include "arena/arena.h"
+#include "hook/ctx_state.h"
 #include "hook/guard.h"
 #include "hook/real.h"
 #include "util/log.h"
@@ -41,18 +42,11 @@ cudaError_t cf_runtime_error(CUresult rc)
     }
 }
 
-/* Documented sampling call: cuCtxGetDevice. */
-static int current_device(void)
-{
-    const struct cf_driver *d = cf_driver();
-    CUdevice dev;
-    if (d->cuCtxGetDevice == NULL || d->cuCtxGetDevice(&dev) != CUDA_SUCCESS) return -1;
-    return dev;
-}
-
 static void note_alloc(enum cf_api api, uint64_t addr, uint64_t requested, uint64_t granted,
                        int device, int result, bool oom, bool shadow)
 {
+    /* Found here, from the kept answer, rather than asked by the record layer. */
+    if (device < 0) device = cf_current_device();
     struct cf_alloc_info ai = {
         .api = api,
         .addr = result == 0 ? addr : 0,
@@ -78,8 +72,7 @@ void cf_note_device_alloc(enum cf_api api, uint64_t addr, uint64_t requested, in
     /* Native run: the record replays it on the host-only arena model, for the
      * report's comparison. */
     bool shadow = result == 0 && addr != 0 && cf_shadow_enabled();
-    int device = shadow ? current_device() : -1;
-    note_alloc(api, addr, requested, 0, device, result, oom, shadow);
+    note_alloc(api, addr, requested, 0, -1, result, oom, shadow);
 }
 
 void cf_note_free_begin(struct cf_free_note *f, enum cf_api api, uint64_t addr)
@@ -112,11 +105,13 @@ static bool device_ok(int device)
     return device >= 0 && device < CF_MAX_DEVICES;
 }
 
-/* Documented sampling call: cuDeviceGetDefaultMemPool, once per device. */
+/* Documented sampling call: cuDeviceGetDefaultMemPool, once per device. While a
+ * capture is in progress the question waits: in global capture mode such a call
+ * from any thread can invalidate the capture (0: not known yet). */
 static uint64_t device_default_pool(int device)
 {
     uint64_t p = __atomic_load_n(&default_pool[device], __ATOMIC_RELAXED);
-    if (p) return p;
+    if (p || cf_capture_in_progress()) return p;
     const struct cf_driver *d = cf_driver();
     CUmemoryPool pool = NULL;
     if (d->cuDeviceGetDefaultMemPool == NULL ||
@@ -128,11 +123,12 @@ static uint64_t device_default_pool(int device)
     return p;
 }
 
-/* Documented sampling call: cuDeviceGetMemPool, once per device (then tracked). */
+/* Documented sampling call: cuDeviceGetMemPool, once per device (then tracked);
+ * like the default pool, not while a capture is in progress. */
 static uint64_t device_current_pool(int device)
 {
     uint64_t p = __atomic_load_n(&current_pool[device], __ATOMIC_RELAXED);
-    if (p) return p;
+    if (p || cf_capture_in_progress()) return p;
     const struct cf_driver *d = cf_driver();
     CUmemoryPool pool = NULL;
     if (d->cuDeviceGetMemPool == NULL || d->cuDeviceGetMemPool(&pool, device) != CUDA_SUCCESS ||
@@ -143,39 +139,18 @@ static uint64_t device_current_pool(int device)
     return p;
 }
 
-/* Documented sampling call: cuStreamIsCapturing (never synchronizes). */
-static bool stream_capturing(CUstream stream, bool ptsz)
-{
-    const struct cf_driver *d = cf_driver();
-    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
-    if (d->cuStreamIsCapturing == NULL) return false;
-    if (ptsz && stream == NULL) stream = CU_STREAM_PER_THREAD;
-    if (d->cuStreamIsCapturing(stream, &st) != CUDA_SUCCESS) return false;
-    return st != CU_STREAM_CAPTURE_STATUS_NONE;
-}
-
-/* The device of an application stream (stream-ordered allocations come from the
- * stream's device); the current one for the default streams. */
-static int stream_device(CUstream stream)
-{
-    const struct cf_driver *d = cf_driver();
-    CUdevice dev;
-    if (stream == NULL || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD ||
-        d->cuStreamGetDevice == NULL || d->cuStreamGetDevice(stream, &dev) != CUDA_SUCCESS)
-        return current_device();
-    return dev;
-}
-
 void cf_async_target(CUstream stream, bool ptsz, uint64_t pool, struct cf_async_target *t)
 {
-    t->capturing = stream_capturing(stream, ptsz);
+    t->capturing = cf_stream_capturing(stream, ptsz);
     t->pool = pool;
     t->is_default = false;
     /* A capture in global mode is invalidated by "unsafe" calls from its thread
      * (measured on an H200: cuDeviceGetDefaultMemPool made the program's own
      * cudaMallocAsync fail with cudaErrorStreamCaptureInvalidated). Graph
-     * allocations come from the graph pool anyway: ask nothing more. */
-    t->device = t->capturing ? current_device() : stream_device(stream);
+     * allocations come from the graph pool anyway: ask nothing more. Otherwise the
+     * allocation comes from the stream's device (the current one for the default
+     * streams). */
+    t->device = t->capturing ? cf_current_device() : cf_stream_device(stream);
     if (t->capturing || !device_ok(t->device)) return;
     uint64_t def = device_default_pool(t->device);
     if (t->pool == 0) t->pool = device_current_pool(t->device);

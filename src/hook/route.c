@@ -3,7 +3,7 @@
 #include "hook/route.h"
 
 #include "arena/arena.h"
-#include "hook/real.h"
+#include "hook/ctx_state.h"
 
 #include <errno.h>
 
@@ -34,7 +34,7 @@ bool cf_route_alloc(enum cf_api api, uint64_t *out, uint64_t size)
     bool served = cf_arena_alloc(&p, size, NULL, false, &granted) == CUDA_SUCCESS;
     if (served) {
         *out = p;
-        note_arena_alloc(api, p, size, granted, NULL, -1, cf_now_ns() - t0);
+        note_arena_alloc(api, p, size, granted, NULL, cf_current_device(), cf_now_ns() - t0);
     }
     errno = saved;
     return served;
@@ -44,8 +44,8 @@ bool cf_route_alloc_async(enum cf_api api, uint64_t *out, uint64_t size, CUstrea
                           const struct cf_async_target *t)
 {
     if (size == 0 || !t->is_default || t->capturing || !cf_arena_async_enabled()) return false;
-    CUdevice cur;
-    if (cf_driver()->cuCtxGetDevice(&cur) != CUDA_SUCCESS || (int)cur != t->device) return false;
+    /* The arena serves the current device: a stream of another device passes through. */
+    if (cf_current_device() != t->device) return false;
     int saved = errno;
     CUdeviceptr p = 0;
     uint64_t granted = 0;

@@ -2,6 +2,7 @@
 
 #include "hook/symbols.h"
 
+#include "hook/ctx_state.h"
 #include "hook/real.h"
 #include "util/export.h"
 #include "util/log.h"
@@ -65,6 +66,9 @@ void *cf_hook_for_lookup(const char *symbol, void *found)
         if (found == dhooks[i].wrapper) return found;
         if (found == cf_dhook_real((enum cf_dhook)i)) return dhooks[i].wrapper;
     }
+    /* The caller keeps a function we do not wrap: if it changes contexts or
+     * captures, the kept answers would miss it. */
+    if (known) cf_ctx_untrack();
     if (known)
         cf_warn_once("lookup-unmatched",
                      "the driver returned an entry point for %s that is none of libcuda's "

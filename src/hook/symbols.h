@@ -49,6 +49,31 @@
     X(cuGraphLaunch_ptsz, cuGraphLaunch) \
     X(cuStreamDestroy, cuStreamDestroy) \
     X(cuStreamDestroy_v2, cuStreamDestroy) \
+    X(cuCtxSetCurrent, cuCtxSetCurrent) \
+    X(cuCtxPushCurrent, cuCtxPushCurrent) \
+    X(cuCtxPushCurrent_v2, cuCtxPushCurrent) \
+    X(cuCtxPopCurrent, cuCtxPopCurrent) \
+    X(cuCtxPopCurrent_v2, cuCtxPopCurrent) \
+    X(cuCtxCreate, cuCtxCreate) \
+    X(cuCtxCreate_v2, cuCtxCreate) \
+    X(cuCtxCreate_v3, cuCtxCreate) \
+    X(cuCtxCreate_v4, cuCtxCreate) \
+    X(cuCtxDestroy, cuCtxDestroy) \
+    X(cuCtxDestroy_v2, cuCtxDestroy) \
+    X(cuCtxDetach, cuCtxDetach) \
+    X(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease) \
+    X(cuDevicePrimaryCtxRelease_v2, cuDevicePrimaryCtxRelease) \
+    X(cuDevicePrimaryCtxReset, cuDevicePrimaryCtxReset) \
+    X(cuDevicePrimaryCtxReset_v2, cuDevicePrimaryCtxReset) \
+    X(cuGreenCtxDestroy, cuGreenCtxDestroy) \
+    X(cuStreamBeginCapture, cuStreamBeginCapture) \
+    X(cuStreamBeginCapture_ptsz, cuStreamBeginCapture) \
+    X(cuStreamBeginCapture_v2, cuStreamBeginCapture) \
+    X(cuStreamBeginCapture_v2_ptsz, cuStreamBeginCapture) \
+    X(cuStreamBeginCaptureToGraph, cuStreamBeginCaptureToGraph) \
+    X(cuStreamBeginCaptureToGraph_ptsz, cuStreamBeginCaptureToGraph) \
+    X(cuStreamEndCapture, cuStreamEndCapture) \
+    X(cuStreamEndCapture_ptsz, cuStreamEndCapture) \
     X(cuGetProcAddress, cuGetProcAddress) \
     X(cuGetProcAddress_v2, cuGetProcAddress)
 
@@ -87,6 +112,15 @@
     X(cudaGetDriverEntryPointByVersion) \
     X(cudaGetDriverEntryPointByVersion_ptsz) \
     X(cudaStreamDestroy) \
+    X(cudaSetDevice) \
+    X(cudaDeviceReset) \
+    X(cudaThreadExit) \
+    X(cudaStreamBeginCapture) \
+    X(cudaStreamBeginCapture_ptsz) \
+    X(cudaStreamBeginCaptureToGraph) \
+    X(cudaStreamBeginCaptureToGraph_ptsz) \
+    X(cudaStreamEndCapture) \
+    X(cudaStreamEndCapture_ptsz) \
     X(cudaGraphLaunch) \
     X(cudaGraphLaunch_ptsz)
 // clang-format on

@@ -151,6 +151,21 @@ void cf_apply_graph_high(const struct cf_event *e)
     pthread_mutex_unlock(&misc_lock);
 }
 
+void cf_apply_mark(const struct cf_event *e)
+{
+    pthread_mutex_lock(&misc_lock);
+    if (cf_rec.nmarks < CF_MAX_MARKS) {
+        struct cf_user_mark *m = &cf_rec.marks[cf_rec.nmarks++];
+        m->t_ns = e->t_ns;
+        uint32_t n = e->len < sizeof m->text - 1 ? e->len : (uint32_t)sizeof m->text - 1;
+        memcpy(m->text, e->str, n);
+        m->text[n] = '\0';
+    } else {
+        cf_rec.marks_dropped++;
+    }
+    pthread_mutex_unlock(&misc_lock);
+}
+
 /* ---- replay ---- */
 
 /* Sites by the id the trace gives them. */
@@ -220,7 +235,13 @@ void cf_rec_apply_event(const struct cf_event *ev)
     case CF_EV_SITE:
         define_site(&e);
         break;
-    default: /* MODULE, MARK, END: read by the command itself */
+    case CF_EV_MARK:
+        cf_apply_mark(&e);
+        break;
+    case CF_EV_PYFRAME:
+        cf_py_define(&e);
+        break;
+    default: /* MODULE, END: read by the command itself */
         break;
     }
 }

@@ -14,6 +14,7 @@
 #define CF_TRACE_VERSION 1
 #define CF_CHUNK_MAGIC   0x4b434643u /* "CFCK" */
 #define CF_CHUNK_ZSTD    1u          /* payload is one zstd frame */
+#define CF_CHUNK_DEFS    2u          /* holds SITE, MODULE, PYFRAME or END events: read first */
 
 // clang-format off
 /* X(id, value): the numbers are part of the file format. */
@@ -29,7 +30,8 @@
     X(MODULE, 9)     /* a loaded object: path, load bias, build-id */                             \
     X(MARK, 10)      /* cudafrag_mark() from the program */                                       \
     X(END, 11)       /* the final report was taken here; the arena's own figures */               \
-    X(GRAPH_NODE, 12) /* a graph memory free node was added */
+    X(GRAPH_NODE, 12) /* a graph memory free node was added */                                  \
+    X(PYFRAME, 13)    /* a Python frame: file, function, line */
 // clang-format on
 enum cf_ev_type {
 #define CF_EV_ENUM(id, v) CF_EV_##id = v,
@@ -66,13 +68,22 @@ struct cf_event {
     uint64_t seq, t_ns;
     uint64_t addr, size, granted, stream, pool, ns;
     uint64_t v[8];
-    /* SITE: frames; MODULE: path and build-id; MARK: text. Points into the
+    /* SITE: frames; MODULE: path and build-id; MARK: text; PYFRAME: file and
+     * function (id in site, line in v[0]). Points into the
      * decoder's buffer or the caller's memory. */
     uint32_t nframes;
     const uint64_t *frames; /* SITE: module id << 40 | offset */
     const char *str, *str2;
     uint32_t len, len2;
 };
+
+/* SITE frames in module CF_PY_MODULE are Python frames: the offset is a PYFRAME
+ * id, or one of the markers below, which say why a thread has no Python frames. */
+#define CF_PY_MODULE       0xFFFFFFu
+#define CF_PY_GIL_RELEASED 1u  /* the thread runs Python but had released the GIL */
+#define CF_PY_NO_FRAMES    2u  /* no Python code on the thread's stack */
+#define CF_PY_UNNAMED      3u  /* a frame whose names could not be recorded */
+#define CF_PY_FIRST_ID     16u /* PYFRAME ids start here */
 
 #define CF_FRAME_MODULE(f) ((uint32_t)((f) >> 40))
 #define CF_FRAME_OFFSET(f) ((f) & ((1ull << 40) - 1))

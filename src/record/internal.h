@@ -1,8 +1,8 @@
 /* Interfaces between the files of the record layer; nothing outside src/record/
  * includes this. Lock order: a live shard lock, then a device's footprint lock
  * (footprint.c), then a thread's trace buffer lock; the pool lock, then a
- * device's footprint lock; the site lock and the apply lock alone. The meta
- * allocator's locks nest inside any. */
+ * device's footprint lock; the site lock, the apply lock and the Python frames
+ * lock alone. The meta allocator's locks nest inside any. */
 #ifndef CF_RECORD_INTERNAL_H
 #define CF_RECORD_INTERNAL_H
 
@@ -23,6 +23,16 @@ uint32_t cf_stack_capture(uintptr_t frames[CF_MAX_FRAMES], uintptr_t caller);
 uint64_t cf_stack_hash(const uintptr_t *frames, uint32_t n, enum cf_api api);
 void cf_stack_configure(int depth);
 void cf_stack_after_fork_child(void);
+
+/* ---- pyframes.c: Python frames, read only by a thread holding the GIL ---- */
+/* Merges this thread's Python frames into frames[0..n) where the interpreter's
+ * eval loop is, or appends a marker saying why there are none; returns the new
+ * count (at most max). Returns n in a process without a Python interpreter. */
+uint32_t cf_py_merge(uintptr_t *frames, uint32_t n, uint32_t max);
+void cf_py_configure(int depth);
+void cf_py_define(const struct cf_event *e); /* a PYFRAME event, replayed */
+void cf_py_lock(void);                       /* fork: alone, before the meta locks */
+void cf_py_unlock(void);
 
 /* ---- site.c: call sites, under one lock ---- */
 /* The site of a stack, created (with the next id) when new: *created says so. */
@@ -119,6 +129,7 @@ bool cf_apply_alloc(struct cf_event *e, struct cf_site *site, struct cf_alloc *c
 struct cf_alloc *cf_apply_free_begin(uint64_t addr, uint64_t now);
 void cf_apply_free(struct cf_event *e, struct cf_alloc *a);
 void cf_apply_graph_high(const struct cf_event *e);
+void cf_apply_mark(const struct cf_event *e);
 void cf_apply_lock(void); /* the OOM list and the graph high-water marks */
 void cf_apply_unlock(void);
 void cf_emit(struct cf_event *e); /* fills seq when 0, then traces */

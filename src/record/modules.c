@@ -119,7 +119,9 @@ void cf_trace_site(const struct cf_site *site)
 {
     uint64_t frames[CF_MAX_FRAMES];
     for (uint32_t i = 0; i < site->nframes; i++)
-        frames[i] = cf_module_frame(site->frames[i]);
+        frames[i] = CF_FRAME_MODULE(site->frames[i]) == CF_PY_MODULE
+                        ? site->frames[i] /* a Python frame is its own trace value */
+                        : cf_module_frame(site->frames[i]);
     struct cf_event e = {.type = CF_EV_SITE,
                          .site = site->id,
                          .addr = site->hash,

@@ -29,6 +29,7 @@ static void init_record(void)
     cf_config_load();
     cf_rec.start_ns = cf_now_ns();
     cf_stack_configure((int)cf_opt_int(CF_OPT_STACK_DEPTH));
+    cf_py_configure((int)cf_opt_int(CF_OPT_STACK_DEPTH));
     cf_sample_configure((uint64_t)cf_opt_int(CF_OPT_SAMPLE_MS) * 1000000u);
     if (cf_opt_bool(CF_OPT_TRACE) && !cf_rec_replaying)
         cf_trace_init((uint64_t)cf_opt_int(CF_OPT_TRACE_FLUSH_MS));
@@ -61,6 +62,7 @@ static struct cf_site *site_of_stack(enum cf_api api, uintptr_t caller)
 {
     uintptr_t frames[CF_MAX_FRAMES];
     uint32_t nframes = cf_stack_capture(frames, caller);
+    nframes = cf_py_merge(frames, nframes, CF_MAX_FRAMES);
     uint64_t hash = cf_stack_hash(frames, nframes, api);
     bool created;
     struct cf_site *site = cf_site_get(hash, api, frames, nframes, &created);
@@ -145,6 +147,7 @@ void cf_rec_mark(const char *text)
     cf_rec_init();
     size_t n = strnlen(text, 255);
     struct cf_event e = {.type = CF_EV_MARK, .t_ns = cf_now_ns(), .str = text, .len = (uint32_t)n};
+    cf_apply_mark(&e);
     cf_emit(&e);
 }
 
@@ -191,18 +194,21 @@ void cf_rec_unlock_all(void)
 void cf_rec_atfork_prepare(void)
 {
     lock_tables();
+    cf_py_lock();
     cf_meta_lock_all();
 }
 
 void cf_rec_atfork_parent(void)
 {
     cf_meta_unlock_all();
+    cf_py_unlock();
     unlock_tables();
 }
 
 void cf_rec_atfork_child(void)
 {
     cf_meta_unlock_all();
+    cf_py_unlock();
     unlock_tables();
     cf_tid_forget();
     cf_stack_after_fork_child();

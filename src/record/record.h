@@ -147,6 +147,13 @@ struct cf_oom {
 };
 #define CF_MAX_OOMS 32
 
+/* A marker the program put into the run (cudafrag_mark). */
+struct cf_user_mark {
+    uint64_t t_ns;
+    char text[64];
+};
+#define CF_MAX_MARKS 64
+
 struct cf_api_stats {
     uint64_t calls, bytes, failures;
     uint64_t ns_total; /* time spent inside the real call */
@@ -218,7 +225,9 @@ struct cf_record {
     bool distinct_sizes_capped;  /* the bounded size set filled: distinct_sizes is a floor */
     uint64_t replaced_live;      /* an address came back while still live (its free was missed) */
     bool stacks_unavailable;     /* libunwind could not be loaded: sites are keyed by API */
-    struct cf_device_stats managed; /* managed memory: its own series, no footprint */
+    struct cf_device_stats managed;          /* managed memory: its own series, no footprint */
+    struct cf_user_mark marks[CF_MAX_MARKS]; /* cudafrag_mark(), in order */
+    uint32_t nmarks, marks_dropped;
 };
 extern struct cf_record cf_rec;
 
@@ -255,6 +264,14 @@ void cf_rec_pool_threshold(uint64_t pool, uint64_t threshold);
 void cf_rec_pool_trim(uint64_t pool);
 /* A marker from the program (cudafrag_mark), kept in the trace. */
 void cf_rec_mark(const char *text);
+
+/* A Python frame of a site: frames CF_FRAME(CF_PY_MODULE, id) (record/event.h).
+ * The strings live as long as the process. False for an unknown id. */
+struct cf_pyframe {
+    const char *file, *function;
+    uint32_t line;
+};
+bool cf_pyframe_get(uint32_t id, struct cf_pyframe *out);
 
 /* ---- replay: `cudafrag report TRACE` applies decoded events to the same tables ---- */
 struct cf_event;

@@ -8,6 +8,7 @@
  * while a record lock is held, never on a capturing stream. Every result is an
  * event, so a replay of the trace sees the same values. Without a driver (unit
  * tests) nothing is sampled. */
+#include "hook/ctx_state.h"
 #include "hook/real.h"
 #include "record/internal.h"
 
@@ -42,27 +43,22 @@ int cf_sample_resolve_device(int device)
 {
     if (device >= 0) return device;
     if (!may_call_driver()) return 0;
-    const struct cf_driver *drv = cf_driver();
-    CUdevice dev;
-    if (drv->cuCtxGetDevice && drv->cuCtxGetDevice(&dev) == CUDA_SUCCESS) return (int)dev;
-    return 0;
+    int d = cf_current_device();
+    return d >= 0 ? d : 0;
 }
 
-/* A capturing stream must not see driver calls that are not part of the capture. */
-static bool stream_capturing(const struct cf_driver *drv, uint64_t stream)
+/* A capturing stream must not see driver calls that are not part of the capture;
+ * a global-mode capture on another thread forbids them too, so any capture in
+ * progress counts. */
+static bool stream_capturing(uint64_t stream)
 {
-    if (drv->cuStreamIsCapturing == NULL) return true; /* cannot tell: stay out */
-    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
-    if (drv->cuStreamIsCapturing((CUstream)(uintptr_t)stream, &st) != CUDA_SUCCESS) return true;
-    return st != CU_STREAM_CAPTURE_STATUS_NONE;
+    return cf_capture_in_progress() || cf_stream_capturing((CUstream)(uintptr_t)stream, false);
 }
 
 /* cuMemGetInfo answers for the calling thread's current device only. */
-static bool current_device_is(const struct cf_driver *drv, int device)
+static bool current_device_is(int device)
 {
-    CUdevice dev;
-    if (drv->cuCtxGetDevice == NULL) return true;
-    return drv->cuCtxGetDevice(&dev) == CUDA_SUCCESS && (int)dev == device;
+    return cf_current_device() == device;
 }
 
 static void store_meminfo(int device, uint64_t used, uint64_t total)
@@ -76,7 +72,7 @@ static void store_meminfo(int device, uint64_t used, uint64_t total)
 static void sample_footprint(const struct cf_driver *drv, int device)
 {
     size_t free_b, total_b;
-    if (drv->cuMemGetInfo == NULL || !current_device_is(drv, device)) return;
+    if (drv->cuMemGetInfo == NULL || !current_device_is(device)) return;
     if (drv->cuMemGetInfo(&free_b, &total_b) != CUDA_SUCCESS) return;
     store_meminfo(device, total_b - free_b, total_b);
 }
@@ -142,7 +138,7 @@ void cf_sample_after_alloc(const struct cf_alloc *a, bool new_peak, uint64_t now
     if (drv->cuMemPoolGetAttribute == NULL) want_pool = CF_POOL_READ_NONE;
     /* Without cuStreamIsCapturing we cannot tell whether a call is allowed. */
     if ((!want_dev && !want_pool) || drv->cuStreamIsCapturing == NULL) return;
-    if (stream_capturing(drv, a->stream)) {
+    if (stream_capturing(a->stream)) {
         __atomic_add_fetch(&cf_rec.capture_skips, 1, __ATOMIC_RELAXED);
         return;
     }
@@ -168,8 +164,7 @@ void cf_sample_oom(uint64_t stream, int device, uint64_t *free_out, uint64_t *to
 {
     const struct cf_driver *drv = may_call_driver() ? cf_driver() : NULL;
     size_t free_b = 0, total_b = 0;
-    if (drv && drv->cuMemGetInfo && !stream_capturing(drv, stream) &&
-        current_device_is(drv, device))
+    if (drv && drv->cuMemGetInfo && !stream_capturing(stream) && current_device_is(device))
         if (drv->cuMemGetInfo(&free_b, &total_b) != CUDA_SUCCESS) free_b = total_b = 0;
     *free_out = free_b;
     *total_out = total_b;
@@ -212,16 +207,15 @@ void cf_rec_graph_launched(uint64_t stream)
     if (!may_call_driver() || __atomic_load_n(&cf_rec.graph.alloc_nodes, __ATOMIC_RELAXED) == 0)
         return;
     const struct cf_driver *drv = cf_driver();
-    CUdevice dev;
-    if (drv->cuDeviceGet == NULL || drv->cuDeviceGetGraphMemAttribute == NULL ||
-        drv->cuCtxGetDevice == NULL || drv->cuCtxGetDevice(&dev) != CUDA_SUCCESS || (int)dev < 0 ||
-        (int)dev >= CF_MAX_DEVICES)
+    int dev = cf_current_device();
+    if (drv->cuDeviceGet == NULL || drv->cuDeviceGetGraphMemAttribute == NULL || dev < 0 ||
+        dev >= CF_MAX_DEVICES)
         return;
-    if (stream_capturing(drv, stream)) {
+    if (stream_capturing(stream)) {
         __atomic_add_fetch(&cf_rec.capture_skips, 1, __ATOMIC_RELAXED);
         return;
     }
-    sample_graph_device(drv, (int)dev);
+    sample_graph_device(drv, dev);
 }
 
 bool cf_rec_sample_final(void)
@@ -229,12 +223,8 @@ bool cf_rec_sample_final(void)
     cf_rec_init();
     if (!may_call_driver()) return false;
     const struct cf_driver *drv = cf_driver();
-    CUcontext ctx = NULL;
-    CUdevice dev;
-    if (drv->cuCtxGetCurrent && drv->cuCtxGetCurrent(&ctx) == CUDA_SUCCESS && ctx &&
-        drv->cuCtxGetDevice && drv->cuCtxGetDevice(&dev) == CUDA_SUCCESS && (int)dev >= 0 &&
-        (int)dev < CF_MAX_DEVICES)
-        sample_footprint(drv, (int)dev);
+    int dev = cf_current_device();
+    if (dev >= 0 && dev < CF_MAX_DEVICES) sample_footprint(drv, dev);
     if (drv->cuMemPoolGetAttribute) {
         uint64_t pools[FINAL_POOLS_MAX];
         unsigned n = cf_pool_handles(pools, FINAL_POOLS_MAX);

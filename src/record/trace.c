@@ -27,6 +27,7 @@
 struct block {
     struct block *next;
     uint32_t tid, nevents;
+    bool defs; /* holds a SITE, MODULE, PYFRAME or END event */
     struct cf_enc enc;
     uint8_t data[BLOCK_BYTES];
 };
@@ -94,6 +95,7 @@ static struct block *block_new(uint32_t tid)
     b->next = NULL;
     b->tid = tid;
     b->nevents = 0;
+    b->defs = false;
     b->enc = (struct cf_enc){.buf = b->data, .cap = BLOCK_BYTES};
     return b;
 }
@@ -177,7 +179,11 @@ void cf_trace_emit(const struct cf_event *e)
         t->cur = block_new(t->tid);
         if (t->cur && !cf_ev_encode(&t->cur->enc, e)) t->cur = NULL; /* never fits */
     }
-    if (t->cur) t->cur->nevents++;
+    if (t->cur) {
+        t->cur->nevents++;
+        t->cur->defs |= e->type == CF_EV_SITE || e->type == CF_EV_MODULE || e->type == CF_EV_END ||
+                        e->type == CF_EV_PYFRAME;
+    }
     pthread_mutex_unlock(&t->lock);
     __atomic_add_fetch(&events_total, 1, __ATOMIC_RELAXED);
 }
@@ -236,6 +242,7 @@ struct chunk_header {
 static void write_block(struct block *b)
 {
     struct chunk_header h = {.magic = CF_CHUNK_MAGIC,
+                             .flags = b->defs ? CF_CHUNK_DEFS : 0,
                              .tid = b->tid,
                              .nevents = b->nevents,
                              .raw_len = b->enc.len,
@@ -244,7 +251,7 @@ static void write_block(struct block *b)
     if (zstd_compress) {
         size_t n = zstd_compress(zbuf, zbuf_cap, b->data, b->enc.len, 1);
         if (!zstd_is_error(n)) {
-            h.flags = CF_CHUNK_ZSTD;
+            h.flags |= CF_CHUNK_ZSTD;
             h.stored_len = (uint32_t)n;
             payload = zbuf;
         }
@@ -366,29 +373,60 @@ int cf_trace_open(const char *path, const void *header, uint32_t header_len)
     return 0;
 }
 
+/* The final flush may run in an exit() called from a signal handler that
+ * interrupted a thread inside these locks (possibly this thread): it never waits
+ * on one for long, and gives up what it cannot take. */
+static bool lock_bounded(pthread_mutex_t *m)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += 200 * 1000000L;
+    if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+    return pthread_mutex_timedlock(m, &until) == 0;
+}
+
+/* Queues every thread's partial block; false when a lock could not be taken. */
+static bool collect_all(void)
+{
+    bool whole = true;
+    if (!lock_bounded(&q_lock)) return false;
+    struct tbuf *head = tbufs;
+    pthread_mutex_unlock(&q_lock);
+    /* A thread queues a full block holding its own lock, so its lock is taken here
+     * without the queue's: the other order would deadlock. Buffers are never freed,
+     * so walking the list from a head read once is safe. */
+    for (struct tbuf *t = head; t; t = t->next) {
+        if (!lock_bounded(&t->lock)) {
+            whole = false;
+            continue;
+        }
+        struct block *b = t->cur;
+        t->cur = NULL;
+        if (b && b->nevents) enqueue(b);
+        pthread_mutex_unlock(&t->lock);
+    }
+    return whole;
+}
+
 /* Every buffered event goes to the file now; later events are not traced. */
 void cf_trace_finish(struct cf_trace_totals *totals)
 {
     int s = __atomic_exchange_n(&state, T_FINISHED, __ATOMIC_RELAXED);
     if (totals) *totals = (struct cf_trace_totals){0};
     if (s != T_WRITING) return;
-    pthread_mutex_lock(&q_lock);
-    for (struct tbuf *t = tbufs; t; t = t->next) {
-        pthread_mutex_lock(&t->lock);
-        if (t->cur && t->cur->nevents) enqueue_locked(t->cur);
-        t->cur = NULL;
-        pthread_mutex_unlock(&t->lock);
+    bool whole = collect_all();
+    if (whole && lock_bounded(&file_lock)) {
+        pthread_mutex_unlock(&file_lock);
+        drain();
+    } else {
+        whole = false;
     }
-    pthread_cond_signal(&q_cond);
-    pthread_mutex_unlock(&q_lock);
-    drain();
-    pthread_mutex_lock(&file_lock);
     if (totals)
         *totals = (struct cf_trace_totals){.events = events_total,
                                            .raw_bytes = bytes_raw,
                                            .file_bytes = bytes_written,
-                                           .chunks_lost = chunks_lost};
-    pthread_mutex_unlock(&file_lock);
+                                           .chunks_lost = chunks_lost,
+                                           .partial = !whole};
 }
 
 /* A child forked after tracing began must not write into its parent's file; one

@@ -18,6 +18,7 @@ void cf_trace_emit(const struct cf_event *e);
 
 struct cf_trace_totals {
     uint64_t events, raw_bytes, file_bytes, chunks_lost;
+    bool partial; /* a thread's buffer could not be taken at the end (a signal interrupted it) */
 };
 /* Flushes everything; events after this are not traced. */
 void cf_trace_finish(struct cf_trace_totals *totals);

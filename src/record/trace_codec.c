@@ -118,6 +118,12 @@ static void encode_body(struct out *o, const struct cf_event *e, struct cf_enc *
     case CF_EV_MARK:
         put_bytes(o, e->str, e->len);
         break;
+    case CF_EV_PYFRAME:
+        put(o, e->site); /* the frame's id */
+        put(o, e->v[0]); /* line */
+        put_bytes(o, e->str, e->len);
+        put_bytes(o, e->str2, e->len2);
+        break;
     case CF_EV_END:
         for (unsigned i = 0; i < 8; i++)
             put(o, e->v[i]);
@@ -276,6 +282,12 @@ static void decode_body(struct in *in, struct cf_event *e, struct cf_dec *dec)
         break;
     case CF_EV_MARK:
         e->str = get_bytes(in, &e->len);
+        break;
+    case CF_EV_PYFRAME:
+        e->site = (uint32_t)get(in);
+        e->v[0] = get(in);
+        e->str = get_bytes(in, &e->len);
+        e->str2 = get_bytes(in, &e->len2);
         break;
     case CF_EV_END:
         for (unsigned i = 0; i < 8; i++)

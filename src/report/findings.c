@@ -10,20 +10,15 @@
 #include "report/snapshot.h"
 #include "util/log.h"
 
-#define MAX_LEAK_FINDINGS 5
+#define B(v) cf_fmt_bytes((v), (char[32]){0}, 32)
+#define T(v) cf_fmt_secs((v), (char[32]){0}, 32)
 
-/* At most CUDAFRAG_TOP findings of one id (sites are visited busiest first);
- * the rest are counted in findings_dropped. */
-static struct cf_finding *add(struct cf_snap *s, const char *id, const char *severity, int site)
+/* ---- building findings ---- */
+
+static struct cf_finding *add(struct cf_snap *s, const char *id, const char *severity,
+                              const char *measure)
 {
     static const unsigned chunk = 16;
-    unsigned same = 0;
-    for (unsigned i = 0; i < s->nfindings; i++)
-        same += strcmp(s->findings[i].id, id) == 0;
-    if (same >= s->top) {
-        s->findings_dropped++;
-        return NULL;
-    }
     if (s->nfindings % chunk == 0) {
         struct cf_finding *f = realloc(s->findings, (s->nfindings + chunk) * sizeof *f);
         if (f == NULL) return NULL;
@@ -33,7 +28,8 @@ static struct cf_finding *add(struct cf_snap *s, const char *id, const char *sev
     memset(f, 0, sizeof *f);
     f->id = id;
     f->severity = severity;
-    f->site = site;
+    f->site = -1;
+    f->measure = measure;
     return f;
 }
 
@@ -63,6 +59,127 @@ static void advice(struct cf_finding *f, const char *fmt, ...)
     va_end(ap);
 }
 
+/* ---- the sites a finding covers ---- */
+
+/* Stacks are merged by the frame they are shown at: a framework's allocator
+ * reached from one line of the program along many paths is one site to change. */
+struct pick {
+    uintptr_t key;
+    int site;
+    double value;
+    uint64_t count;
+};
+
+struct cover {
+    struct pick *p;
+    unsigned n, cap;
+    double total;
+};
+
+static uintptr_t shown_key(const struct cf_snap *s, int site)
+{
+    int f = cf_snap_site_shown(s, site);
+    if (site < 0) return UINTPTR_MAX;
+    return f >= 0 ? s->sites[site].frames[f] : UINTPTR_MAX - 1 - (uintptr_t)site;
+}
+
+static void cover_add(const struct cf_snap *s, struct cover *c, int site, double value,
+                      uint64_t count)
+{
+    if (c->n == c->cap) {
+        unsigned cap = c->cap ? 2 * c->cap : 16;
+        struct pick *p = realloc(c->p, cap * sizeof *p);
+        if (p == NULL) return;
+        c->p = p;
+        c->cap = cap;
+    }
+    c->p[c->n++] = (struct pick){shown_key(s, site), site, value, count};
+    c->total += value;
+}
+
+static int by_key_then_value(const void *a, const void *b)
+{
+    const struct pick *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return (x->value < y->value) - (x->value > y->value);
+}
+
+static int by_value_desc(const void *a, const void *b)
+{
+    const struct cf_finding_site *x = a, *y = b;
+    if (x->value != y->value) return (x->value < y->value) - (x->value > y->value);
+    return (x->key > y->key) - (x->key < y->key);
+}
+
+static void merge_pick(const struct cf_snap *s, struct cf_finding_site *e, const struct pick *p)
+{
+    if (e->stacks++ == 0) {
+        e->key = p->key;
+        e->site = p->site; /* runs are sorted largest first */
+        e->first_ns = UINT64_MAX;
+    }
+    e->value += p->value;
+    e->count += p->count;
+    if (p->site < 0) return;
+    const struct cf_site *st = &s->sites[p->site];
+    if (st->first_ns && st->first_ns < e->first_ns) e->first_ns = st->first_ns;
+    if (st->last_ns > e->last_ns) e->last_ns = st->last_ns;
+}
+
+typedef void note_fn(const struct cf_snap *s, struct cf_finding_site *e);
+
+/* The picks become f->sites, largest first, each with its share and note. */
+static void cover_finish(const struct cf_snap *s, struct cf_finding *f, struct cover *c,
+                         note_fn *note)
+{
+    qsort(c->p, c->n, sizeof *c->p, by_key_then_value);
+    f->sites = calloc(c->n ? c->n : 1, sizeof *f->sites);
+    for (unsigned i = 0; f->sites && i < c->n; i++) {
+        if (i > 0 && c->p[i].key != c->p[i - 1].key) f->nsites++;
+        merge_pick(s, &f->sites[f->nsites], &c->p[i]);
+    }
+    if (f->sites && c->n) f->nsites++;
+    qsort(f->sites, f->nsites, sizeof *f->sites, by_value_desc);
+    for (unsigned i = 0; i < f->nsites; i++) {
+        f->sites[i].share = c->total > 0 ? f->sites[i].value / c->total : 0;
+        if (note) note(s, &f->sites[i]);
+    }
+    if (f->nsites) f->site = f->sites[0].site;
+    free(c->p);
+    *c = (struct cover){0};
+}
+
+/* The site's name when there is one, else "N call sites". */
+static const char *where(const struct cf_snap *s, const struct cf_finding *f, char *out, size_t n)
+{
+    if (f->nsites == 1)
+        cf_snap_site_label(s, f->sites[0].site, out, n);
+    else
+        snprintf(out, n, "%u call sites", f->nsites);
+    return out;
+}
+
+static double entry_span_s(const struct cf_finding_site *e)
+{
+    return e->last_ns > e->first_ns && e->first_ns != UINT64_MAX
+               ? (double)(e->last_ns - e->first_ns) / 1e9
+               : 0;
+}
+
+/* "at 2500/s" over a second or more; a shorter burst as its span, never as a
+ * rate of a one-second floor. */
+static const char *pace(const struct cf_finding_site *e, char *out, size_t n)
+{
+    double span = entry_span_s(e);
+    if (span >= 1.0)
+        snprintf(out, n, "at %.0f/s", (double)e->count / span);
+    else
+        snprintf(out, n, "within %s", T(span));
+    return out;
+}
+
+/* ---- rules on call sites ---- */
+
 /* Synchronous device allocations: each one is a driver round trip. */
 static bool is_sync_device_alloc(enum cf_api api)
 {
@@ -70,146 +187,444 @@ static bool is_sync_device_alloc(enum cf_api api)
            api == CF_API_cuMemAllocPitch || api == CF_API_cudaMalloc3D;
 }
 
-static void site_rules(struct cf_snap *s, unsigned i, bool *any_sizes)
+static void calls_note(const struct cf_snap *s, struct cf_finding_site *e)
 {
-    const struct cf_site *st = &s->sites[i];
-    char where[512], a[32], b[32];
-    cf_snap_site_label(s, (int)i, where, sizeof where);
-    const char *api = cf_api_info[st->api].name;
-
-    double rate = cf_site_rate(st);
-    struct cf_finding *f;
-    if (is_sync_device_alloc(st->api) && rate > CF_RATE_PER_S &&
-        (f = add(s, "alloc-rate", rate > 10 * CF_RATE_PER_S ? "high" : "medium", (int)i))) {
-        title(f, "%s called %llu times at %.0f/s at %s", api, (unsigned long long)st->calls, rate,
-              where);
-        advice(f,
-               "Pool these allocations: use cudaMallocAsync/cudaFreeAsync (the driver caches "
-               "freed memory in a pool) or a caching allocator, or allocate once and reuse the "
-               "buffer. Every %s/free pair is a driver call that can synchronize the device.",
-               api);
-        num(f, "calls", (double)st->calls);
-        num(f, "rate_per_s", rate);
-        num(f, "bytes", (double)st->bytes);
-    }
-    if (st->distinct_sizes > CF_SITE_MANY_SIZES && s->rec.distinct_sizes > CF_MANY_SIZES &&
-        (f = add(s, "many-sizes", "medium", (int)i))) {
-        *any_sizes = true;
-        bool capped = st->distinct_sizes > CF_SITE_SIZES;
-        title(f, "%s%u distinct sizes (%s to %s) requested at %s; %llu in the whole process",
-              capped ? "more than " : "", capped ? CF_SITE_SIZES : st->distinct_sizes,
-              cf_fmt_bytes(st->min_size, a, sizeof a), cf_fmt_bytes(st->max_size, b, sizeof b),
-              where, (unsigned long long)s->rec.distinct_sizes);
-        advice(f, "Round requests up to a few size classes (powers of two below 2 MiB, multiples "
-                  "of 2 MiB above) so a freed block fits the next request; many distinct sizes "
-                  "defeat caching allocators and pools and fragment the free space.");
-        num(f, "site_distinct_sizes", st->distinct_sizes);
-        num(f, "process_distinct_sizes", (double)s->rec.distinct_sizes);
-        num(f, "min_size_bytes", (double)st->min_size);
-        num(f, "max_size_bytes", (double)st->max_size);
-    }
-    double life = cf_site_mean_lifetime_s(st);
-    if (st->calls >= CF_HOT_CALLS && st->frees * 2 >= st->calls && life < CF_HOT_LIFETIME_S &&
-        (f = add(s, "hot-loop", "medium", (int)i))) {
-        char t[32];
-        title(f, "%llu allocations at %s live only %s on average: allocation inside a hot loop",
-              (unsigned long long)st->calls, where, cf_fmt_secs(life, t, sizeof t));
-        advice(f, "Hoist the allocation out of the loop: allocate the buffer once (sized for the "
-                  "largest iteration) and reuse it, or keep a scratch buffer per stream.");
-        num(f, "calls", (double)st->calls);
-        num(f, "frees", (double)st->frees);
-        num(f, "mean_lifetime_s", life);
-    }
+    char p[48];
+    snprintf(e->note, sizeof e->note, "%llu calls %s", (unsigned long long)e->count,
+             pace(e, p, sizeof p));
 }
 
-/* Leaks grouped by what the report shows as their site (the innermost frame):
- * different stacks through one allocating function -- a framework's allocator
- * called from many places -- make one finding, not one per stack. */
-struct leak_group {
-    char where[512];
-    uint64_t bytes, count, site_frees;
-    int site;
-    enum cf_kind kind;
+/* "cudaMalloc/cudaMallocPitch": the APIs of the covered sites, each once. */
+static const char *apis_of(const struct cf_snap *s, const struct cf_finding *f, char *out, size_t n)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    for (unsigned i = 0; i < f->nsites; i++) {
+        enum cf_api api = s->sites[f->sites[i].site].api;
+        bool seen = false;
+        for (unsigned k = 0; k < i && !seen; k++)
+            seen = s->sites[f->sites[k].site].api == api;
+        int w =
+            seen ? 0 : snprintf(out + len, n - len, "%s%s", len ? "/" : "", cf_api_info[api].name);
+        if (w > 0 && (size_t)w < n - len) len += (size_t)w;
+    }
+    return out;
+}
+
+static void alloc_rate_rule(struct cf_snap *s)
+{
+    struct cover c = {0};
+    uint64_t calls = 0, bytes = 0;
+    double max_rate = 0;
+    for (unsigned i = 0; i < s->nsites; i++) {
+        const struct cf_site *st = &s->sites[s->by_calls[i]];
+        double rate = cf_site_rate(st);
+        if (!is_sync_device_alloc(st->api) || rate <= CF_RATE_PER_S) continue;
+        cover_add(s, &c, (int)s->by_calls[i], (double)st->calls, st->calls);
+        calls += st->calls;
+        bytes += st->bytes;
+        if (rate > max_rate) max_rate = rate;
+    }
+    struct cf_finding *f;
+    if (c.n == 0 ||
+        !(f = add(s, "alloc-rate", max_rate > 10 * CF_RATE_PER_S ? "high" : "medium", "calls"))) {
+        free(c.p);
+        return;
+    }
+    cover_finish(s, f, &c, calls_note);
+    char w[600], p[48], api[160];
+    apis_of(s, f, api, sizeof api);
+    if (f->nsites == 1)
+        title(f, "%s called %llu times %s at %s", api, (unsigned long long)calls,
+              pace(&f->sites[0], p, sizeof p), where(s, f, w, sizeof w));
+    else
+        title(f, "%llu %s calls at %s, each more than %.0f per second of its active time",
+              (unsigned long long)calls, api, where(s, f, w, sizeof w), CF_RATE_PER_S);
+    advice(f,
+           "Pool these allocations: use cudaMallocAsync/cudaFreeAsync (the driver caches freed "
+           "memory in a pool) or a caching allocator, or allocate once and reuse the buffer. "
+           "Every %s/free pair is a driver call that can synchronize the device.",
+           f->nsites == 1 ? api : "allocation");
+    double span = entry_span_s(&f->sites[0]);
+    num(f, "calls", (double)calls);
+    num(f, "bytes", (double)bytes);
+    num(f, "sites", f->nsites);
+    num(f, "rate_per_s", span >= 1.0 ? (double)f->sites[0].count / span : NAN);
+    num(f, "span_s", span);
+}
+
+static void sizes_note(const struct cf_snap *s, struct cf_finding_site *e)
+{
+    const struct cf_site *st = &s->sites[e->site];
+    snprintf(e->note, sizeof e->note, "%s%u sizes, %s to %s, %llu calls",
+             st->distinct_sizes > CF_SITE_SIZES ? "more than " : "",
+             st->distinct_sizes > CF_SITE_SIZES ? CF_SITE_SIZES : st->distinct_sizes,
+             B(st->min_size), B(st->max_size), (unsigned long long)e->count);
+}
+
+static void process_sizes_rule(struct cf_snap *s)
+{
+    struct cf_finding *f = add(s, "many-sizes", "low", "calls");
+    if (f == NULL) return;
+    f->site = s->nsites ? (int)s->by_calls[0] : -1;
+    title(f, "%llu distinct allocation sizes in the whole process",
+          (unsigned long long)s->rec.distinct_sizes);
+    advice(f, "Round requests up to a few size classes (powers of two below 2 MiB, multiples "
+              "of 2 MiB above) so freed blocks can serve later requests.");
+    num(f, "distinct_sizes", (double)s->rec.distinct_sizes);
+}
+
+static void many_sizes_rule(struct cf_snap *s)
+{
+    if (s->rec.distinct_sizes <= CF_MANY_SIZES) return;
+    struct cover c = {0};
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (unsigned i = 0; i < s->nsites; i++) {
+        const struct cf_site *st = &s->sites[s->by_calls[i]];
+        if (st->distinct_sizes <= CF_SITE_MANY_SIZES) continue;
+        cover_add(s, &c, (int)s->by_calls[i], (double)st->calls, st->calls);
+        if (st->min_size < lo) lo = st->min_size;
+        if (st->max_size > hi) hi = st->max_size;
+    }
+    struct cf_finding *f = c.n ? add(s, "many-sizes", "medium", "calls") : NULL;
+    if (f == NULL) {
+        free(c.p);
+        if (c.n == 0) process_sizes_rule(s);
+        return;
+    }
+    cover_finish(s, f, &c, sizes_note);
+    const struct cf_site *top = &s->sites[f->site];
+    bool capped = top->distinct_sizes > CF_SITE_SIZES;
+    char w[600];
+    if (f->nsites == 1)
+        title(f, "%s%u distinct sizes (%s to %s) requested at %s; %llu in the whole process",
+              capped ? "more than " : "", capped ? CF_SITE_SIZES : top->distinct_sizes, B(lo),
+              B(hi), where(s, f, w, sizeof w), (unsigned long long)s->rec.distinct_sizes);
+    else
+        title(f,
+              "%u call sites each request more than %u distinct sizes (%s to %s in all); %llu "
+              "in the whole process",
+              f->nsites, CF_SITE_MANY_SIZES, B(lo), B(hi),
+              (unsigned long long)s->rec.distinct_sizes);
+    advice(f, "Round requests up to a few size classes (powers of two below 2 MiB, multiples "
+              "of 2 MiB above) so a freed block fits the next request; many distinct sizes "
+              "defeat caching allocators and pools and fragment the free space.");
+    num(f, "site_distinct_sizes", top->distinct_sizes);
+    num(f, "process_distinct_sizes", (double)s->rec.distinct_sizes);
+    num(f, "min_size_bytes", (double)lo);
+    num(f, "max_size_bytes", (double)hi);
+    num(f, "sites", f->nsites);
+}
+
+static void life_note(const struct cf_snap *s, struct cf_finding_site *e)
+{
+    snprintf(e->note, sizeof e->note, "%llu calls, mean life %s", (unsigned long long)e->count,
+             T(cf_site_mean_lifetime_s(&s->sites[e->site])));
+}
+
+static void hot_loop_rule(struct cf_snap *s)
+{
+    struct cover c = {0};
+    uint64_t calls = 0, frees = 0, life_ns = 0, lives = 0;
+    for (unsigned i = 0; i < s->nsites; i++) {
+        const struct cf_site *st = &s->sites[s->by_calls[i]];
+        if (st->calls < CF_HOT_CALLS || st->frees * 2 < st->calls ||
+            !(cf_site_mean_lifetime_s(st) < CF_HOT_LIFETIME_S))
+            continue;
+        cover_add(s, &c, (int)s->by_calls[i], (double)st->calls, st->calls);
+        calls += st->calls;
+        frees += st->frees;
+        life_ns += st->lifetime_ns_total;
+        lives += st->lifetime_count;
+    }
+    struct cf_finding *f;
+    if (c.n == 0 || !(f = add(s, "hot-loop", "medium", "calls"))) {
+        free(c.p);
+        return;
+    }
+    cover_finish(s, f, &c, life_note);
+    double life = lives ? (double)life_ns / (double)lives / 1e9 : NAN;
+    char w[600];
+    title(f, "%llu allocations at %s live only %s on average: %s", (unsigned long long)calls,
+          where(s, f, w, sizeof w), T(life),
+          f->nsites > 1 ? "allocations inside hot loops" : "allocation inside a hot loop");
+    advice(f, "Hoist the allocation out of the loop: allocate the buffer once (sized for the "
+              "largest iteration) and reuse it, or keep a scratch buffer per stream.");
+    num(f, "calls", (double)calls);
+    num(f, "frees", (double)frees);
+    num(f, "mean_lifetime_s", life);
+    num(f, "sites", f->nsites);
+}
+
+/* ---- rules on what is live at the report ---- */
+
+static void leak_note(const struct cf_snap *s, struct cf_finding_site *e)
+{
+    snprintf(e->note, sizeof e->note, "%s in %llu allocation%s", B((uint64_t)e->value),
+             (unsigned long long)e->count, e->count == 1 ? "" : "s");
+}
+
+/* The kind of memory when all leaks of a finding share one ("device"), else "". */
+static const char *leak_kind(const struct cf_snap *s, bool held)
+{
+    const char *kind = NULL;
+    for (unsigned i = 0; i < s->nleaks; i++) {
+        const struct cf_live_group *l = &s->leaks[i];
+        if ((l->site >= 0 && s->sites[l->site].frees == 0) != held) continue;
+        if (kind && strcmp(kind, cf_kind_name[l->kind]) != 0) return "";
+        kind = cf_kind_name[l->kind];
+    }
+    return kind ? kind : "";
+}
+
+/* Two causes: nothing allocated at the site was ever freed (memory held: a cache,
+ * buffers meant to live as long as the program), or some was (memory lost). */
+static void leak_rule(struct cf_snap *s, bool held)
+{
+    struct cover c = {0};
+    uint64_t bytes = 0, count = 0;
+    for (unsigned i = 0; i < s->nleaks; i++) {
+        const struct cf_live_group *l = &s->leaks[i];
+        if ((l->site >= 0 && s->sites[l->site].frees == 0) != held) continue;
+        cover_add(s, &c, l->site, (double)l->bytes, l->count);
+        bytes += l->bytes;
+        count += l->count;
+    }
+    struct cf_finding *f;
+    if (c.n == 0 || !(f = add(s, "leak", bytes >= (1u << 20) ? "medium" : "low", "bytes"))) {
+        free(c.p);
+        return;
+    }
+    cover_finish(s, f, &c, leak_note);
+    const char *kind = leak_kind(s, held);
+    char w[600];
+    title(f, "%llu %s%sallocation%s (%s) still live at exit from %s", (unsigned long long)count,
+          kind, kind[0] ? " " : "", count == 1 ? "" : "s", B(bytes), where(s, f, w, sizeof w));
+    if (held)
+        advice(f, "Nothing allocated here was freed during the whole run: typical of a "
+                  "caching allocator's segments (PyTorch, CuPy and JAX keep freed blocks "
+                  "for reuse until exit) or of buffers meant to live as long as the "
+                  "program. Then this is memory held, not lost -- the framework's own "
+                  "statistics tell how much of it was in use. Otherwise free it with the "
+                  "matching call before the program exits.");
+    else
+        advice(f, "Free them with the matching call (cudaFree, cuMemFree, cudaFreeHost, "
+                  "cuMemRelease, ...) before the program exits; a long-running process "
+                  "that repeats this path grows without bound.");
+    num(f, "bytes", (double)bytes);
+    num(f, "count", (double)count);
+    num(f, "sites", f->nsites);
+}
+
+static void waste_note(const struct cf_snap *s, struct cf_finding_site *e)
+{
+    snprintf(e->note, sizeof e->note, "%s more than requested", B((uint64_t)e->value));
+}
+
+/* Live allocations whose granted size is known, rounded up by more than 20 %. */
+static bool site_rounding_rule(struct cf_snap *s)
+{
+    struct cover c = {0};
+    uint64_t req = 0, gra = 0;
+    for (unsigned i = 0; i < s->nleaks; i++) {
+        const struct cf_live_group *l = &s->leaks[i];
+        if (l->requested == 0 || l->granted <= l->requested ||
+            (double)(l->granted - l->requested) / (double)l->requested <= CF_ROUNDING_WASTE)
+            continue;
+        cover_add(s, &c, l->site, (double)(l->granted - l->requested), l->count);
+        req += l->requested;
+        gra += l->granted;
+    }
+    struct cf_finding *f;
+    if (c.n == 0 || !(f = add(s, "rounding-waste", "medium", "bytes"))) {
+        free(c.p);
+        return c.n != 0;
+    }
+    cover_finish(s, f, &c, waste_note);
+    double waste = (double)(gra - req) / (double)req;
+    char w[600];
+    title(f, "allocations at %s are rounded up by %.0f%%: %s granted for %s requested",
+          where(s, f, w, sizeof w), waste * 100, B(gra), B(req));
+    advice(f, "The driver rounds large requests up to 2 MiB multiples, so sizes just above "
+              "a multiple of 2 MiB (or between 1 and 2 MiB) waste the most. Request exact "
+              "multiples of 2 MiB (trim a few bytes or merge neighbouring buffers into one "
+              "allocation), or sub-allocate small buffers from one larger block.");
+    num(f, "waste_ratio", waste);
+    num(f, "requested_bytes", (double)req);
+    num(f, "granted_bytes", (double)gra);
+    num(f, "sites", f->nsites);
+    return true;
+}
+
+/* ---- rules on devices ---- */
+
+static int list_device(char *out, size_t n, size_t len, int device)
+{
+    int w = snprintf(out + len, n - len, "%s%d", len ? ", " : "", device);
+    return w > 0 && (size_t)w < n - len ? w : 0;
+}
+
+/* When no site qualifies: every device rounded up by more than 20 % at its live peak. */
+static void device_rounding_rule(struct cf_snap *s)
+{
+    char devs[256] = "";
+    size_t len = 0;
+    uint64_t req = 0, gra = 0;
+    for (unsigned i = 0; i < s->ndevs; i++) {
+        const struct cf_dev_view *v = &s->devs[i];
+        if (!(v->internal_waste > CF_ROUNDING_WASTE)) continue;
+        len += (size_t)list_device(devs, sizeof devs, len, v->device);
+        req += s->rec.dev[v->device].peak_requested;
+        gra += s->rec.dev[v->device].peak_granted;
+    }
+    struct cf_finding *f;
+    if (req == 0 || !(f = add(s, "rounding-waste", "medium", "bytes"))) return;
+    f->site = s->nsites ? (int)s->by_peak[0] : -1;
+    double waste = (double)(gra - req) / (double)req;
+    title(f,
+          "device%s %s: allocations are rounded up by %.0f%% at the live peak (%s granted for "
+          "%s requested)",
+          strchr(devs, ',') ? "s" : "", devs, waste * 100, B(gra), B(req));
+    advice(f, "The driver rounds large requests up to 2 MiB multiples, so sizes just above a "
+              "multiple of 2 MiB (or between 1 and 2 MiB) waste the most. Request exact "
+              "multiples of 2 MiB, merge small buffers into one allocation, or sub-allocate "
+              "them from a larger block.");
+    num(f, "waste_ratio", waste);
+    num(f, "requested_bytes", (double)req);
+    num(f, "granted_bytes", (double)gra);
+}
+
+static uint64_t above(uint64_t held, uint64_t live)
+{
+    return held > live ? held - live : 0;
+}
+
+/* What a device held beyond live bytes at its footprint peak, part by part (all
+ * exact: the parts are what the footprint is computed from). */
+struct excess {
+    uint64_t footprint, live, part[4]; /* pages, pool, graph, arena */
 };
 
-static unsigned group_leaks(const struct cf_snap *s, struct leak_group *g, unsigned max)
+enum { PAGES, POOL, GRAPH, ARENA };
+
+static const char *const cause_text[4] = {
+    "partly used 2 MiB pages of cudaMalloc/cuMemAlloc: the driver backs every 2 MiB page a "
+    "live allocation touches, so freed holes between live blocks and sizes just above a 2 MiB "
+    "multiple hold memory; request 2 MiB multiples, allocate long-lived buffers first, or "
+    "sub-allocate from one block (or try --arena)",
+    "the reserve of stream-ordered pools: trim them (cudaMemPoolTrimTo) or lower their release "
+    "threshold",
+    "the graph memory pool: trim it (cudaDeviceGraphMemTrim) between graph phases",
+    "cudafrag's arena (mapped but free)",
+};
+
+/* The largest part, or -1 when the device's footprint is not worth a finding. */
+static int device_excess(const struct cf_snap *s, const struct cf_dev_view *v, struct excess *x)
 {
-    unsigned n = 0;
-    for (unsigned i = 0; i < s->nleaks; i++) {
-        const struct cf_leak *l = &s->leaks[i];
-        char where[sizeof g->where];
-        cf_snap_site_label(s, l->site, where, sizeof where);
-        unsigned k = 0;
-        while (k < n && strcmp(g[k].where, where) != 0)
-            k++;
-        if (k == n) {
-            if (n == max) continue;
-            memset(&g[n], 0, sizeof g[n]);
-            memcpy(g[n].where, where, sizeof where);
-            g[n].site = l->site;
-            g[n].kind = l->kind;
+    const struct cf_device_stats *ds = &s->rec.dev[v->device];
+    const struct cf_fp_parts *p = &ds->at_peak;
+    uint64_t extra = above(v->peak_footprint, ds->live_at_peak_footprint);
+    if (extra < CF_FOOTPRINT_MIN_BYTES ||
+        v->peak_footprint < CF_FOOTPRINT_RATIO * (double)ds->live_at_peak_footprint)
+        return -1;
+    *x = (struct excess){v->peak_footprint,
+                         ds->live_at_peak_footprint,
+                         {above(p->raw, p->raw_live), above(p->pool, p->pool_live),
+                          above(p->graph, p->graph_used), above(p->arena, p->arena_live)}};
+    int big = PAGES;
+    for (int k = POOL; k <= ARENA; k++)
+        if (x->part[k] > x->part[big]) big = k;
+    return big;
+}
+
+static void footprint_finding(struct cf_snap *s, int cause, const struct excess *x,
+                              const char *devs, bool several)
+{
+    uint64_t extra = above(x->footprint, x->live);
+    struct cf_finding *f =
+        add(s, "footprint-over-live", extra >= CF_FOOTPRINT_HIGH_BYTES ? "high" : "medium", "");
+    if (f == NULL) return;
+    f->site = s->nsites ? (int)s->by_peak[0] : -1;
+    title(f, "device%s %s: at %s footprint peak%s %s, %s (%.0f%%) was not live", several ? "s" : "",
+          devs, several ? "their" : "its", several ? "s" : "", B(x->footprint), B(extra),
+          100.0 * (double)extra / (double)x->footprint);
+    advice(f,
+           "Held beyond live bytes: page waste %s, pool reserve %s, graph pool %s, arena %s. "
+           "Largest part: %s.",
+           B(x->part[PAGES]), B(x->part[POOL]), B(x->part[GRAPH]), B(x->part[ARENA]),
+           cause_text[cause]);
+    num(f, "peak_footprint_bytes", (double)x->footprint);
+    num(f, "live_at_peak_footprint_bytes", (double)x->live);
+    num(f, "page_waste_bytes", (double)x->part[PAGES]);
+    num(f, "pool_reserve_bytes", (double)x->part[POOL]);
+    num(f, "graph_reserve_bytes", (double)x->part[GRAPH]);
+    num(f, "arena_slack_bytes", (double)x->part[ARENA]);
+}
+
+/* One finding per cause (the largest part), over the devices it applies to. */
+static void footprint_rule(struct cf_snap *s)
+{
+    for (int cause = PAGES; cause <= ARENA; cause++) {
+        struct excess sum = {0}, x;
+        char devs[256] = "";
+        size_t len = 0;
+        unsigned n = 0;
+        for (unsigned i = 0; i < s->ndevs; i++) {
+            if (device_excess(s, &s->devs[i], &x) != cause) continue;
+            len += (size_t)list_device(devs, sizeof devs, len, s->devs[i].device);
+            sum.footprint += x.footprint;
+            sum.live += x.live;
+            for (int k = PAGES; k <= ARENA; k++)
+                sum.part[k] += x.part[k];
             n++;
         }
-        g[k].bytes += l->bytes;
-        g[k].count += l->count;
-        g[k].site_frees += l->site >= 0 ? s->sites[l->site].frees : 0;
-    }
-    return n;
-}
-
-static void leak_findings(struct cf_snap *s)
-{
-    struct leak_group g[MAX_LEAK_FINDINGS];
-    unsigned n = group_leaks(s, g, MAX_LEAK_FINDINGS);
-    char a[32];
-    for (unsigned i = 0; i < n; i++) {
-        struct cf_finding *f =
-            add(s, "leak", g[i].bytes >= (1u << 20) ? "medium" : "low", g[i].site);
-        if (f == NULL) return;
-        title(f, "%llu %s allocation%s (%s) still live at exit from %s",
-              (unsigned long long)g[i].count, cf_kind_name[g[i].kind], g[i].count == 1 ? "" : "s",
-              cf_fmt_bytes(g[i].bytes, a, sizeof a), g[i].where);
-        if (g[i].site_frees == 0)
-            advice(f, "Nothing allocated here was freed during the whole run: typical of a "
-                      "caching allocator's segments (PyTorch, CuPy and JAX keep freed blocks "
-                      "for reuse until exit) or of buffers meant to live as long as the "
-                      "program. Then this is memory held, not lost -- the framework's own "
-                      "statistics tell how much of it was in use. Otherwise free it with the "
-                      "matching call before the program exits.");
-        else
-            advice(f, "Free them with the matching call (cudaFree, cuMemFree, cudaFreeHost, "
-                      "cuMemRelease, ...) before the program exits; a long-running process "
-                      "that repeats this path grows without bound.");
-        num(f, "site_frees", (double)g[i].site_frees);
-        num(f, "bytes", (double)g[i].bytes);
-        num(f, "count", (double)g[i].count);
+        if (n) footprint_finding(s, cause, &sum, devs, n > 1);
     }
 }
 
-static void leak_rules(struct cf_snap *s, bool *site_waste)
+/* ---- pools and out-of-memory events ---- */
+
+static void cover_pool_sites(const struct cf_snap *s, struct cover *c)
 {
-    char where[512], a[32], b[32];
-    for (unsigned i = 0; i < s->nleaks; i++) {
-        const struct cf_leak *l = &s->leaks[i];
-        if (l->requested == 0 || l->granted <= l->requested) continue;
-        double waste = (double)(l->granted - l->requested) / (double)l->requested;
-        struct cf_finding *f;
-        if (waste <= CF_ROUNDING_WASTE || !(f = add(s, "rounding-waste", "medium", l->site)))
-            continue;
-        *site_waste = true;
-        cf_snap_site_label(s, l->site, where, sizeof where);
-        title(f, "allocations at %s are rounded up by %.0f%%: %s granted for %s requested", where,
-              waste * 100, cf_fmt_bytes(l->granted, a, sizeof a),
-              cf_fmt_bytes(l->requested, b, sizeof b));
-        advice(f, "The driver rounds large requests up to 2 MiB multiples, so sizes just above "
-                  "a multiple of 2 MiB (or between 1 and 2 MiB) waste the most. Request exact "
-                  "multiples of 2 MiB (trim a few bytes or merge neighbouring buffers into one "
-                  "allocation), or sub-allocate small buffers from one larger block.");
-        num(f, "waste_ratio", waste);
-        num(f, "requested_bytes", (double)l->requested);
-        num(f, "granted_bytes", (double)l->granted);
+    for (unsigned i = 0; i < s->nsites; i++) {
+        const struct cf_site *st = &s->sites[s->by_calls[i]];
+        if (cf_api_info[st->api].kind == CF_KIND_POOL && cf_api_info[st->api].role == 'A')
+            cover_add(s, c, (int)s->by_calls[i], (double)st->calls, st->calls);
     }
-    if (!s->interim) leak_findings(s);
+}
+
+static void pool_rule(struct cf_snap *s)
+{
+    const struct cf_pool *worst = NULL;
+    unsigned n = 0;
+    for (unsigned i = 0; i < s->npools; i++)
+        if (s->pools[i].regrows >= CF_REGROWS) {
+            n++;
+            if (worst == NULL || s->pools[i].regrows > worst->regrows) worst = &s->pools[i];
+        }
+    struct cf_finding *f;
+    if (n == 0 || !(f = add(s, "pool-regrow", "medium", "calls"))) return;
+    struct cover c = {0};
+    cover_pool_sites(s, &c);
+    cover_finish(s, f, &c, calls_note);
+    char w[600] = "", more[64] = "";
+    if (n > 1) snprintf(more, sizeof more, " (and %u more pools)", n - 1);
+    if (f->nsites) snprintf(w, sizeof w, " at %s", where(s, f, (char[512]){0}, 512));
+    title(f, "%s pool 0x%llx on device %d returned memory %llu times and grew back %llu times%s%s",
+          worst->is_default ? "default" : "application", (unsigned long long)worst->handle,
+          worst->device, (unsigned long long)worst->shrinks, (unsigned long long)worst->regrows,
+          more, w);
+    advice(f,
+           "Raise CU_MEMPOOL_ATTR_RELEASE_THRESHOLD (cudaMemPoolAttrReleaseThreshold) on "
+           "the pool, e.g. to its high-water mark %s or UINT64_MAX, so memory freed "
+           "before a synchronization is kept for the next allocations instead of being "
+           "unmapped and mapped again.",
+           B(worst->reserved_high));
+    num(f, "regrows", (double)worst->regrows);
+    num(f, "shrinks", (double)worst->shrinks);
+    num(f, "release_threshold_bytes", (double)worst->release_threshold);
+    num(f, "reserved_high_bytes", (double)worst->reserved_high);
+    num(f, "pools", n);
 }
 
 static uint64_t pool_reserve_on(const struct cf_snap *s, int device)
@@ -229,177 +644,90 @@ static void top_holders(const struct cf_snap *s, char *out, size_t n)
     for (unsigned i = 0; i < s->nsites && i < 3; i++) {
         const struct cf_site *st = &s->sites[s->by_peak[i]];
         if (st->peak_live_bytes == 0) break;
-        char where[512], a[32];
-        cf_snap_site_label(s, (int)s->by_peak[i], where, sizeof where);
-        int w = snprintf(out + len, n - len, "%s%s (peak %s)", i ? "; " : "", where,
-                         cf_fmt_bytes(st->peak_live_bytes, a, sizeof a));
+        char label[512];
+        cf_snap_site_label(s, (int)s->by_peak[i], label, sizeof label);
+        int w = snprintf(out + len, n - len, "%s%s (peak %s)", i ? "; " : "", label,
+                         B(st->peak_live_bytes));
         if (w < 0 || (size_t)w >= n - len) break;
         len += (size_t)w;
     }
     if (len == 0) snprintf(out, n, "no recorded call site");
 }
 
-static uint64_t above(uint64_t held, uint64_t live)
+static void oom_note(const struct cf_snap *s, struct cf_finding_site *e)
 {
-    return held > live ? held - live : 0;
+    snprintf(e->note, sizeof e->note, "%llu failure%s", (unsigned long long)e->count,
+             e->count == 1 ? "" : "s");
 }
 
-/* At the footprint peak, what the device held beyond live bytes, part by part
- * (all exact: the parts are what the footprint is computed from). */
-static void footprint_rule(struct cf_snap *s, const struct cf_dev_view *v,
-                           const struct cf_device_stats *ds, int top)
+static bool enough_free(const struct cf_oom *o)
 {
-    char a[32], b[32], c[32], d[32], e[32], g[32];
-    const struct cf_fp_parts *p = &ds->at_peak;
-    uint64_t live = ds->live_at_peak_footprint;
-    uint64_t extra = above(v->peak_footprint, live);
-    if (extra < CF_FOOTPRINT_MIN_BYTES || v->peak_footprint < CF_FOOTPRINT_RATIO * (double)live)
-        return;
-    struct cf_finding *f =
-        add(s, "footprint-over-live", extra >= CF_FOOTPRINT_HIGH_BYTES ? "high" : "medium", top);
-    if (f == NULL) return;
-    uint64_t pages = above(p->raw, p->raw_live), pool = above(p->pool, p->pool_live);
-    uint64_t graph = above(p->graph, p->graph_used), arena = above(p->arena, p->arena_live);
-    const char *cause =
-        pages >= pool && pages >= graph && pages >= arena
-            ? "partly used 2 MiB pages of cudaMalloc/cuMemAlloc: the driver backs every 2 MiB "
-              "page a live allocation touches, so freed holes between live blocks and sizes "
-              "just above a 2 MiB multiple hold memory; request 2 MiB multiples, allocate "
-              "long-lived buffers first, or sub-allocate from one block (or try --arena)"
-        : pool >= graph && pool >= arena
-            ? "the reserve of stream-ordered pools: trim them (cudaMemPoolTrimTo) or lower their "
-              "release threshold"
-        : graph >= arena ? "the graph memory pool: trim it (cudaDeviceGraphMemTrim) between "
-                           "graph phases"
-                         : "cudafrag's arena (mapped but free)";
-    title(f, "device %d: at its footprint peak %s, %s (%.0f%%) was not live", v->device,
-          cf_fmt_bytes(v->peak_footprint, a, sizeof a), cf_fmt_bytes(extra, b, sizeof b),
-          100.0 * (double)extra / (double)v->peak_footprint);
-    advice(f,
-           "Held beyond live bytes: page waste %s, pool reserve %s, graph pool %s, arena %s. "
-           "Largest part: %s.",
-           cf_fmt_bytes(pages, c, sizeof c), cf_fmt_bytes(pool, d, sizeof d),
-           cf_fmt_bytes(graph, e, sizeof e), cf_fmt_bytes(arena, g, sizeof g), cause);
-    num(f, "peak_footprint_bytes", (double)v->peak_footprint);
-    num(f, "live_at_peak_footprint_bytes", (double)live);
-    num(f, "page_waste_bytes", (double)pages);
-    num(f, "pool_reserve_bytes", (double)pool);
-    num(f, "graph_reserve_bytes", (double)graph);
-    num(f, "arena_slack_bytes", (double)arena);
+    return o->total_bytes && o->free_bytes >= o->request;
 }
 
-static void device_rules(struct cf_snap *s, bool site_waste)
+static void oom_advice(const struct cf_snap *s, struct cf_finding *f, bool enough)
 {
-    char a[32], b[32];
-    for (unsigned i = 0; i < s->ndevs; i++) {
-        const struct cf_dev_view *v = &s->devs[i];
-        const struct cf_device_stats *ds = &s->rec.dev[v->device];
-        int top = s->nsites ? (int)s->by_peak[0] : -1;
-        struct cf_finding *f;
-        footprint_rule(s, v, ds, top);
-        if (!site_waste && v->internal_waste > CF_ROUNDING_WASTE &&
-            (f = add(s, "rounding-waste", "medium", top))) {
-            title(f,
-                  "device %d: allocations are rounded up by %.0f%% at the live peak (%s granted "
-                  "for %s requested)",
-                  v->device, v->internal_waste * 100, cf_fmt_bytes(ds->peak_granted, a, sizeof a),
-                  cf_fmt_bytes(ds->peak_requested, b, sizeof b));
-            advice(f, "The driver rounds large requests up to 2 MiB multiples, so sizes just "
-                      "above a multiple of 2 MiB (or between 1 and 2 MiB) waste the most. Request "
-                      "exact multiples of 2 MiB, merge small buffers into one allocation, or "
-                      "sub-allocate them from a larger block.");
-            num(f, "waste_ratio", v->internal_waste);
-            num(f, "requested_bytes", (double)ds->peak_requested);
-            num(f, "granted_bytes", (double)ds->peak_granted);
-        }
-    }
-}
-
-static void pool_rules(struct cf_snap *s)
-{
-    int pool_site = -1;
-    for (unsigned i = 0; i < s->nsites; i++) {
-        unsigned idx = s->by_calls[i];
-        if (cf_api_info[s->sites[idx].api].kind == CF_KIND_POOL &&
-            cf_api_info[s->sites[idx].api].role == 'A') {
-            pool_site = (int)idx;
-            break;
-        }
-    }
-    char a[32], where[512];
-    for (unsigned i = 0; i < s->npools; i++) {
-        const struct cf_pool *p = &s->pools[i];
-        struct cf_finding *f;
-        if (p->regrows < CF_REGROWS || !(f = add(s, "pool-regrow", "medium", pool_site))) continue;
-        cf_snap_site_label(s, pool_site, where, sizeof where);
-        title(f,
-              "%s pool 0x%llx on device %d returned memory %llu times and grew back %llu times "
-              "at %s",
-              p->is_default ? "default" : "application", (unsigned long long)p->handle, p->device,
-              (unsigned long long)p->shrinks, (unsigned long long)p->regrows, where);
-        advice(f,
-               "Raise CU_MEMPOOL_ATTR_RELEASE_THRESHOLD (cudaMemPoolAttrReleaseThreshold) on "
-               "this pool, e.g. to its high-water mark %s or UINT64_MAX, so memory freed "
-               "before a synchronization is kept for the next allocations instead of being "
-               "unmapped and mapped again.",
-               cf_fmt_bytes(p->reserved_high, a, sizeof a));
-        num(f, "regrows", (double)p->regrows);
-        num(f, "shrinks", (double)p->shrinks);
-        num(f, "release_threshold_bytes", (double)p->release_threshold);
-        num(f, "reserved_high_bytes", (double)p->reserved_high);
-    }
-}
-
-static void oom_rules(struct cf_snap *s)
-{
-    char a[32], b[32], c[32], d[32], e[32], holders[1600];
-    uint64_t reserve = 0, rounding = 0;
+    char holders[1600];
+    uint64_t reserve = 0, rounding = 0, cached = 0;
     for (unsigned i = 0; i < s->ndevs; i++) {
         const struct cf_device_stats *ds = &s->rec.dev[s->devs[i].device];
         reserve += pool_reserve_on(s, s->devs[i].device);
-        if (ds->peak_granted > ds->peak_requested)
-            rounding += ds->peak_granted - ds->peak_requested;
+        rounding += above(ds->peak_granted, ds->peak_requested);
     }
-    uint64_t cached = 0;
-    if (s->arena.peak_mapped > s->arena.peak_live)
-        cached = s->arena.peak_mapped - s->arena.peak_live;
+    cached = above(s->arena.peak_mapped, s->arena.peak_live);
     top_holders(s, holders, sizeof holders);
+    if (enough)
+        advice(f,
+               "OOM with enough free memory: the free memory is fragmented or held in "
+               "reserves. Held: pool reserves %s, rounding waste %s, caching/arena %s. "
+               "Largest live holders: %s. Trim pools (cudaMemPoolTrimTo) before large "
+               "allocations, allocate long-lived large buffers first, or run with --arena.",
+               B(reserve), B(rounding), B(cached), holders);
+    else
+        advice(f,
+               "The device was full. Largest live holders: %s. Free or shrink these, "
+               "or reduce the batch size.",
+               holders);
+}
+
+/* One finding for the failures with enough free memory, one for the others. */
+static void oom_rule(struct cf_snap *s, bool enough)
+{
+    struct cover c = {0};
+    const struct cf_oom *big = NULL;
     for (unsigned i = 0; i < s->rec.nooms; i++) {
         const struct cf_oom *o = &s->rec.ooms[i];
-        bool enough = o->total_bytes && o->free_bytes >= o->request;
-        int site = o->site ? cf_snap_site_index(s, o->site->hash) : -1;
-        struct cf_finding *f = add(s, enough ? "oom-with-free-memory" : "oom", "high", site);
-        if (f == NULL) return;
-        char where[512];
-        cf_snap_site_label(s, site, where, sizeof where);
-        title(f, "%s of %s failed with out-of-memory on device %d at %s (free %s of %s)",
-              cf_api_info[o->api].name, cf_fmt_bytes(o->request, a, sizeof a), o->device, where,
-              cf_fmt_bytes(o->free_bytes, b, sizeof b), cf_fmt_bytes(o->total_bytes, c, sizeof c));
-        if (enough)
-            advice(f,
-                   "OOM with enough free memory: the free memory is fragmented or held in "
-                   "reserves. Held: pool reserves %s, rounding waste %s, caching/arena %s. "
-                   "Largest live holders: %s. Trim pools (cudaMemPoolTrimTo) before large "
-                   "allocations, allocate long-lived large buffers first, or run with --arena.",
-                   cf_fmt_bytes(reserve, d, sizeof d), cf_fmt_bytes(rounding, e, sizeof e),
-                   cf_fmt_bytes(cached, a, sizeof a), holders);
-        else
-            advice(f,
-                   "The device was full. Largest live holders: %s. Free or shrink these, "
-                   "or reduce the batch size.",
-                   holders);
-        num(f, "request_bytes", (double)o->request);
-        num(f, "free_bytes", (double)o->free_bytes);
-        num(f, "total_bytes", (double)o->total_bytes);
+        if (enough_free(o) != enough) continue;
+        cover_add(s, &c, o->site ? cf_snap_site_index(s, o->site->hash) : -1, 1, 1);
+        if (big == NULL || o->request > big->request) big = o;
     }
+    struct cf_finding *f;
+    if (c.n == 0 || !(f = add(s, enough ? "oom-with-free-memory" : "oom", "high", "failures"))) {
+        free(c.p);
+        return;
+    }
+    unsigned n = c.n;
+    cover_finish(s, f, &c, oom_note);
+    char w[600], lead[64] = "";
+    if (n > 1) snprintf(lead, sizeof lead, "%u allocations failed; the largest: ", n);
+    title(f, "%s%s of %s failed with out-of-memory on device %d at %s (free %s of %s)", lead,
+          cf_api_info[big->api].name, B(big->request), big->device, where(s, f, w, sizeof w),
+          B(big->free_bytes), B(big->total_bytes));
+    oom_advice(s, f, enough);
+    num(f, "request_bytes", (double)big->request);
+    num(f, "free_bytes", (double)big->free_bytes);
+    num(f, "total_bytes", (double)big->total_bytes);
+    num(f, "failures", n);
 }
+
+/* ---- all of them ---- */
 
 static int severity_rank(const char *sev)
 {
     return strcmp(sev, "high") == 0 ? 0 : strcmp(sev, "medium") == 0 ? 1 : 2;
 }
 
-/* High first; within a severity, grouped by id so one kind of problem reads as a list. */
+/* High first; within a severity, grouped by id. */
 static int finding_order(const struct cf_finding *a, const struct cf_finding *b)
 {
     int d = severity_rank(a->severity) - severity_rank(b->severity);
@@ -408,22 +736,19 @@ static int finding_order(const struct cf_finding *a, const struct cf_finding *b)
 
 int cf_findings_compute(struct cf_snap *s)
 {
-    bool any_sizes = false, site_waste = false;
-    oom_rules(s);
-    for (unsigned i = 0; i < s->nsites; i++)
-        site_rules(s, s->by_calls[i], &any_sizes);
-    struct cf_finding *f;
-    if (!any_sizes && s->rec.distinct_sizes > CF_MANY_SIZES &&
-        (f = add(s, "many-sizes", "low", s->nsites ? (int)s->by_calls[0] : -1))) {
-        title(f, "%llu distinct allocation sizes in the whole process",
-              (unsigned long long)s->rec.distinct_sizes);
-        advice(f, "Round requests up to a few size classes (powers of two below 2 MiB, multiples "
-                  "of 2 MiB above) so freed blocks can serve later requests.");
-        num(f, "distinct_sizes", (double)s->rec.distinct_sizes);
+    oom_rule(s, true);
+    oom_rule(s, false);
+    alloc_rate_rule(s);
+    many_sizes_rule(s);
+    hot_loop_rule(s);
+    bool site_waste = site_rounding_rule(s);
+    if (!s->interim) {
+        leak_rule(s, true);
+        leak_rule(s, false);
     }
-    leak_rules(s, &site_waste);
-    device_rules(s, site_waste);
-    pool_rules(s);
+    footprint_rule(s);
+    if (!site_waste) device_rounding_rule(s);
+    pool_rule(s);
     /* Insertion sort: stable, so findings of one id keep the order they were found in. */
     for (unsigned i = 1; i < s->nfindings; i++) {
         struct cf_finding tmp = s->findings[i];
@@ -433,4 +758,13 @@ int cf_findings_compute(struct cf_snap *s)
         s->findings[j] = tmp;
     }
     return 0;
+}
+
+void cf_findings_free(struct cf_snap *s)
+{
+    for (unsigned i = 0; i < s->nfindings; i++)
+        free(s->findings[i].sites);
+    free(s->findings);
+    s->findings = NULL;
+    s->nfindings = 0;
 }

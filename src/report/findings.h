@@ -7,24 +7,42 @@
 
 #include "record/record.h"
 
-#define CF_FINDING_NUMS 4
+#define CF_FINDING_NUMS 6
 
+/* One call site a finding covers: stacks shown at the same frame (after
+ * allocator frames are folded) count as one. */
+struct cf_finding_site {
+    int site;                   /* the snapshot's site with the largest value among them */
+    uintptr_t key;              /* the frame they are shown at */
+    unsigned stacks;            /* distinct stacks */
+    double value;               /* of the finding's measure */
+    double share;               /* of the finding's total */
+    uint64_t count;             /* allocations (calls, leaked, failed) */
+    uint64_t first_ns, last_ns; /* of the stacks' first and last calls */
+    char note[96];              /* the site's own numbers, one line */
+};
+
+/* One finding per kind of problem and cause, listing the sites it covers. */
 struct cf_finding {
     const char *id;       /* "alloc-rate", "many-sizes", ... (docs/report.md) */
     const char *severity; /* "high", "medium" or "low" */
-    int site;             /* index into the snapshot's sites; -1: process-wide */
+    int site;             /* the largest site covered (or the busiest); -1: none */
+    const char *measure;  /* what the sites' values and shares are of: "calls", "bytes", ... */
+    struct cf_finding_site *sites; /* largest first; all of them (renderers show CUDAFRAG_TOP) */
+    unsigned nsites;
     struct {
         const char *name; /* with the unit in the name: "_bytes", "_per_s", ... */
         double value;
     } num[CF_FINDING_NUMS];
     unsigned nnum;
-    char title[256];  /* one line: what happened, where */
-    char advice[640]; /* what to change */
+    char title[512];  /* one line: what happened, where */
+    char advice[768]; /* what to change */
 };
 
 struct cf_snap;
 /* Fills s->findings / s->nfindings; needs symbols resolved first (titles name sites). */
 int cf_findings_compute(struct cf_snap *s);
+void cf_findings_free(struct cf_snap *s);
 
 /* Thresholds, shared with the documentation. */
 #define CF_RATE_PER_S 100.0

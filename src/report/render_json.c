@@ -91,24 +91,35 @@ static void close_arr(struct json *j)
 static void frame(struct json *j, const struct cf_snap *s, uintptr_t addr)
 {
     const struct cf_sym *sym = cf_symtab_find(&s->syms, addr);
-    open_obj(j, NULL);
+    bool native = !cf_frame_is_python(addr), named = sym && sym->module[0];
     char hex[32];
+    open_obj(j, NULL);
     snprintf(hex, sizeof hex, "0x%llx", (unsigned long long)addr);
-    k_str(j, "address", hex);
+    k_str(j, "address", native ? hex : NULL);
     k_str(j, "function", sym && sym->function[0] ? sym->function : NULL);
-    k_str(j, "module", sym && sym->module[0] ? sym->module : NULL);
-    if (sym && sym->module[0]) {
-        snprintf(hex, sizeof hex, "0x%llx", (unsigned long long)sym->offset);
-        k_str(j, "offset", hex);
-    } else {
-        k_str(j, "offset", NULL);
-    }
+    k_str(j, "module", named ? sym->module : NULL);
+    snprintf(hex, sizeof hex, "0x%llx", named ? (unsigned long long)sym->offset : 0ull);
+    k_str(j, "offset", named ? hex : NULL);
     k_str(j, "file", sym && sym->line ? sym->file : NULL);
     if (sym && sym->line)
         k_u64(j, "line", sym->line);
     else
         k_str(j, "line", NULL);
+    k_bool(j, "python", !native);
+    k_bool(j, "folded", sym && sym->folded);
     close_obj(j);
+}
+
+/* "recorded" (the site has Python frames), why it has none, or null (the
+ * process had no Python interpreter). */
+static const char *python_frames(const struct cf_snap *s, int idx)
+{
+    const struct cf_site *st = &s->sites[idx];
+    uint32_t marker = cf_snap_site_python(s, idx);
+    if (marker) return marker == CF_PY_GIL_RELEASED ? "gil_released" : "none";
+    for (unsigned f = 0; f < st->nframes; f++)
+        if (cf_frame_is_python(st->frames[f])) return "recorded";
+    return NULL;
 }
 
 static void site_obj(struct json *j, const struct cf_snap *s, int idx, const char *k)
@@ -126,9 +137,16 @@ static void site_obj(struct json *j, const struct cf_snap *s, int idx, const cha
     k_str(j, "api", cf_api_info[st->api].name);
     cf_snap_site_label(s, idx, label, sizeof label);
     k_str(j, "label", label);
+    int shown = cf_snap_site_shown(s, idx);
+    if (shown >= 0)
+        k_int(j, "shown_frame", shown);
+    else
+        k_str(j, "shown_frame", NULL);
+    k_str(j, "python_frames", python_frames(s, idx));
+    /* The whole stack, innermost first; the markers are not frames. */
     open_arr(j, "frames");
-    for (unsigned f = 0; f < st->nframes && f < 4; f++)
-        if (cf_symtab_find(&s->syms, st->frames[f])) frame(j, s, st->frames[f]);
+    for (unsigned f = 0; f < st->nframes; f++)
+        if (!cf_frame_is_marker(st->frames[f])) frame(j, s, st->frames[f]);
     close_arr(j);
     close_obj(j);
 }
@@ -136,6 +154,7 @@ static void site_obj(struct json *j, const struct cf_snap *s, int idx, const cha
 static void site_stats(struct json *j, const struct cf_snap *s, unsigned idx)
 {
     const struct cf_site *st = &s->sites[idx];
+    double span = cf_site_span_s(st);
     open_obj(j, NULL);
     site_obj(j, s, (int)idx, "site");
     k_u64(j, "calls", st->calls);
@@ -148,7 +167,9 @@ static void site_stats(struct json *j, const struct cf_snap *s, unsigned idx)
     k_u64(j, "min_size_bytes", st->min_size);
     k_u64(j, "max_size_bytes", st->max_size);
     k_u64(j, "distinct_sizes", st->distinct_sizes);
-    k_num(j, "rate_per_s", cf_site_rate(st));
+    /* A rate needs a second of activity: a shorter burst has only its span. */
+    k_num(j, "rate_per_s", span >= 1.0 ? (double)st->calls / span : NAN);
+    k_num(j, "active_s", span);
     k_num(j, "mean_lifetime_s", cf_site_mean_lifetime_s(st));
     close_obj(j);
 }
@@ -294,7 +315,7 @@ static void leaks(struct json *j, const struct cf_snap *s)
 {
     open_arr(j, "live_at_report");
     for (unsigned i = 0; i < s->nleaks && i < s->top; i++) {
-        const struct cf_leak *l = &s->leaks[i];
+        const struct cf_live_group *l = &s->leaks[i];
         open_obj(j, NULL);
         site_obj(j, s, l->site, "site");
         k_str(j, "kind", cf_kind_name[l->kind]);
@@ -388,6 +409,20 @@ static void ooms(struct json *j, const struct cf_snap *s)
     k_u64(j, "ooms_dropped", s->rec.ooms_dropped);
 }
 
+static void marks(struct json *j, const struct cf_snap *s)
+{
+    open_arr(j, "marks");
+    for (unsigned i = 0; i < s->rec.nmarks; i++) {
+        const struct cf_user_mark *m = &s->rec.marks[i];
+        open_obj(j, NULL);
+        k_str(j, "label", m->text);
+        k_num(j, "at_s", m->t_ns > s->rec.start_ns ? (double)(m->t_ns - s->rec.start_ns) / 1e9 : 0);
+        close_obj(j);
+    }
+    close_arr(j);
+    k_u64(j, "marks_dropped", s->rec.marks_dropped);
+}
+
 static void arena_obj(struct json *j, const char *k, const struct cf_arena_stats *a)
 {
     open_obj(j, k);
@@ -413,6 +448,24 @@ static void arena_obj(struct json *j, const char *k, const struct cf_arena_stats
     close_obj(j);
 }
 
+static void finding_sites(struct json *j, const struct cf_snap *s, const struct cf_finding *f)
+{
+    k_str(j, "measure", f->measure[0] ? f->measure : NULL);
+    k_u64(j, "site_count", f->nsites);
+    open_arr(j, "sites");
+    for (unsigned i = 0; i < f->nsites && i < s->top; i++) {
+        const struct cf_finding_site *e = &f->sites[i];
+        open_obj(j, NULL);
+        site_obj(j, s, e->site, "site");
+        k_u64(j, "stacks", e->stacks);
+        k_num(j, "value", e->value);
+        k_num(j, "share", e->share);
+        k_str(j, "note", e->note);
+        close_obj(j);
+    }
+    close_arr(j);
+}
+
 static void findings(struct json *j, const struct cf_snap *s)
 {
     open_arr(j, "findings");
@@ -423,6 +476,7 @@ static void findings(struct json *j, const struct cf_snap *s)
         k_str(j, "severity", f->severity);
         site_obj(j, s, f->site, "site");
         k_str(j, "title", f->title);
+        finding_sites(j, s, f);
         open_obj(j, "numbers");
         for (unsigned n = 0; n < f->nnum; n++)
             k_num(j, f->num[n].name, f->num[n].value);
@@ -450,6 +504,7 @@ void cf_render_json(const struct cf_snap *s, struct cf_buf *out)
     graph(&j, s);
     fragmentation(&j, s);
     ooms(&j, s);
+    marks(&j, s);
     open_obj(&j, "arena_vs_native");
     arena_obj(&j, "arena", &s->arena);
     arena_obj(&j, "shadow", &s->shadow);

@@ -94,7 +94,9 @@ static void summary(const struct cf_snap *s, struct cf_buf *o)
         cf_buf_printf(o, "trace: %llu events, %s written (%.1f bytes per event)%s\n",
                       (unsigned long long)s->trace.events, B(s->trace.file_bytes),
                       (double)s->trace.file_bytes / (double)s->trace.events,
-                      s->trace.chunks_lost ? "; some chunks could not be written" : "");
+                      s->trace.chunks_lost || s->trace.partial
+                          ? "; some buffered events could not be written"
+                          : "");
     if (s->rec.stacks_unavailable)
         cf_buf_puts(o, "note: call stacks unavailable (libunwind could not be loaded); call "
                        "sites are keyed by API\n");
@@ -136,6 +138,25 @@ static void histograms(const struct cf_snap *s, struct cf_buf *o)
     }
 }
 
+static const char *no_python_why(uint32_t marker)
+{
+    return marker == CF_PY_GIL_RELEASED
+               ? "no Python frames: the thread had released the GIL, as ctypes.CDLL and most "
+                 "framework operations do"
+               : "no Python frames: no Python code on this thread's stack";
+}
+
+/* "3000/s" over a second or more; a shorter burst as its count and span. */
+static void rate(const struct cf_site *st, struct cf_buf *o)
+{
+    double span = cf_site_span_s(st);
+    if (st->calls < 2 || span <= 0) return;
+    if (span >= 1.0)
+        cf_buf_printf(o, "  rate %.0f/s", cf_site_rate(st));
+    else
+        cf_buf_printf(o, "  within %s", T(span));
+}
+
 static void site_row(const struct cf_snap *s, unsigned idx, struct cf_buf *o)
 {
     const struct cf_site *st = &s->sites[idx];
@@ -145,18 +166,25 @@ static void site_row(const struct cf_snap *s, unsigned idx, struct cf_buf *o)
                   cf_api_info[st->api].name, (unsigned long long)st->calls, B(st->peak_live_bytes),
                   B(st->bytes), st->distinct_sizes);
     /* Rate and lifetime tell a hot loop from a one-time allocation at a glance. */
-    double rate = cf_site_rate(st), life = cf_site_mean_lifetime_s(st);
-    if (st->calls > 1 && rate > 0) cf_buf_printf(o, "  rate %.0f/s", rate);
-    if (st->frees > 0) cf_buf_printf(o, "  mean life %s", T(life));
+    rate(st, o);
+    if (st->frees > 0) cf_buf_printf(o, "  mean life %s", T(cf_site_mean_lifetime_s(st)));
     cf_buf_printf(o, "\n    at %s\n", where);
-    for (unsigned f = 1; f < st->nframes && f < 4; f++) {
-        const struct cf_sym *sym = cf_symtab_find(&s->syms, st->frames[f]);
-        if (sym == NULL || sym->module[0] == '\0') continue;
-        cf_buf_printf(o, "       %s (%s+0x%llx)", sym->function[0] ? sym->function : "??",
-                      sym->module, (unsigned long long)sym->offset);
-        if (sym->line) cf_buf_printf(o, " %s:%u", sym->file, sym->line);
-        cf_buf_puts(o, "\n");
+    /* Up to three callers, allocator and framework frames left out like the site's. */
+    int f = cf_snap_site_shown(s, (int)idx);
+    for (unsigned k = 0; k < 3 && f >= 0 && (f = cf_snap_next_shown(s, (int)idx, f)) >= 0; k++) {
+        cf_snap_frame_label(s, st->frames[f], where, sizeof where);
+        cf_buf_printf(o, "       %s\n", where);
     }
+    uint32_t marker = cf_snap_site_python(s, (int)idx);
+    if (marker) cf_buf_printf(o, "    (%s)\n", no_python_why(marker));
+}
+
+/* The by-calls table only when it would not repeat the by-peak one. */
+static bool same_order(const struct cf_snap *s)
+{
+    for (unsigned i = 0; i < s->nsites && i < s->top; i++)
+        if (s->by_peak[i] != s->by_calls[i]) return false;
+    return true;
 }
 
 static void sites(const struct cf_snap *s, struct cf_buf *o)
@@ -164,6 +192,7 @@ static void sites(const struct cf_snap *s, struct cf_buf *o)
     cf_buf_printf(o, "\n-- top call sites by peak live bytes (%u sites) --\n", s->nsites);
     for (unsigned i = 0; i < s->nsites && i < s->top; i++)
         site_row(s, s->by_peak[i], o);
+    if (same_order(s)) return;
     cf_buf_puts(o, "\n-- top call sites by calls --\n");
     for (unsigned i = 0; i < s->nsites && i < s->top; i++)
         site_row(s, s->by_calls[i], o);
@@ -249,6 +278,15 @@ static void fragmentation(const struct cf_snap *s, struct cf_buf *o)
     }
 }
 
+static void marks(const struct cf_snap *s, struct cf_buf *o)
+{
+    if (s->rec.nmarks == 0) return;
+    cf_buf_printf(o, "\n-- marks (%u) --\n", s->rec.nmarks);
+    for (unsigned i = 0; i < s->rec.nmarks; i++)
+        cf_buf_printf(o, "  +%s  %s\n", T(secs_since_start(s, s->rec.marks[i].t_ns)),
+                      s->rec.marks[i].text);
+}
+
 static void ooms(const struct cf_snap *s, struct cf_buf *o)
 {
     if (s->rec.nooms == 0) return;
@@ -305,17 +343,37 @@ static void arena(const struct cf_snap *s, struct cf_buf *o)
     }
 }
 
+/* The sites a finding covers, with their share, when there is more than one
+ * (the title names a single one); CUDAFRAG_TOP of them. */
+static void finding_sites(const struct cf_snap *s, const struct cf_finding *f, struct cf_buf *o)
+{
+    if (f->nsites < 2) return;
+    double rest = 0;
+    for (unsigned i = 0; i < f->nsites; i++) {
+        const struct cf_finding_site *e = &f->sites[i];
+        if (i >= s->top) {
+            rest += e->share;
+            continue;
+        }
+        char label[512];
+        cf_snap_site_label(s, e->site, label, sizeof label);
+        cf_buf_printf(o, "      %3.0f%%  %s  (%s)\n", pct(e->share), label, e->note);
+    }
+    if (f->nsites > s->top)
+        cf_buf_printf(o, "      %3.0f%%  %u more call site%s (CUDAFRAG_TOP shows %u)\n", pct(rest),
+                      f->nsites - s->top, f->nsites - s->top == 1 ? "" : "s", s->top);
+}
+
 static void findings(const struct cf_snap *s, struct cf_buf *o)
 {
     cf_buf_printf(o, "\n-- findings (%u) --\n", s->nfindings);
     if (s->nfindings == 0) cf_buf_puts(o, "  none\n");
     for (unsigned i = 0; i < s->nfindings; i++) {
         const struct cf_finding *f = &s->findings[i];
-        cf_buf_printf(o, "  [%s] %s: %s\n      -> %s\n", f->severity, f->id, f->title, f->advice);
+        cf_buf_printf(o, "  [%s] %s: %s\n", f->severity, f->id, f->title);
+        finding_sites(s, f, o);
+        cf_buf_printf(o, "      -> %s\n", f->advice);
     }
-    if (s->findings_dropped)
-        cf_buf_printf(o, "  (%u more findings not shown: at most CUDAFRAG_TOP of each id)\n",
-                      s->findings_dropped);
 }
 
 void cf_render_text(const struct cf_snap *s, struct cf_buf *o)
@@ -330,6 +388,7 @@ void cf_render_text(const struct cf_snap *s, struct cf_buf *o)
     graph(s, o);
     fragmentation(s, o);
     ooms(s, o);
+    marks(s, o);
     arena(s, o);
     findings(s, o);
     cf_buf_puts(o, "==== end of cudafrag report ====\n");

@@ -1,5 +1,5 @@
 /* Writing the end-of-run report and interim reports. Never call these from a
- * signal handler: they allocate, take the record locks and may run addr2line. */
+ * signal handler: they allocate and take the record locks. */
 #ifndef CF_REPORT_REPORT_H
 #define CF_REPORT_REPORT_H
 

@@ -1,6 +1,7 @@
 #include "report/snapshot.h"
 
 #include "config/config.h"
+#include "record/read.h"
 #include "report/outpath.h"
 #include "report/trace_out.h"
 
@@ -41,13 +42,6 @@ static int by_hash(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static int leak_desc(const void *a, const void *b)
-{
-    const struct cf_leak *x = a, *y = b;
-    if (x->bytes != y->bytes) return desc(x->bytes, y->bytes);
-    return desc(x->count, y->count);
-}
-
 int cf_snap_site_index(const struct cf_snap *s, uint64_t hash)
 {
     struct cf_site key;
@@ -57,10 +51,14 @@ int cf_snap_site_index(const struct cf_snap *s, uint64_t hash)
     return hit ? (int)(hit - s->sites) : -1;
 }
 
+double cf_site_span_s(const struct cf_site *site)
+{
+    return site->last_ns > site->first_ns ? (double)(site->last_ns - site->first_ns) / 1e9 : 0;
+}
+
 double cf_site_rate(const struct cf_site *site)
 {
-    double span =
-        site->last_ns > site->first_ns ? (double)(site->last_ns - site->first_ns) / 1e9 : 0;
+    double span = cf_site_span_s(site);
     return (double)site->calls / (span > 1.0 ? span : 1.0);
 }
 
@@ -68,53 +66,6 @@ double cf_site_mean_lifetime_s(const struct cf_site *site)
 {
     if (site->lifetime_count == 0) return NAN;
     return (double)site->lifetime_ns_total / (double)site->lifetime_count / 1e9;
-}
-
-/* Copies sites and pools; runs with the record locks held, so it only copies. */
-static int copy_tables(struct cf_snap *s)
-{
-    unsigned n = HASH_COUNT(cf_rec.sites), k = 0;
-    s->sites = calloc(n ? n : 1, sizeof *s->sites);
-    if (s->sites == NULL) return -1;
-    for (struct cf_site *it = cf_rec.sites; it; it = it->hh.next)
-        s->sites[k++] = *it;
-    s->nsites = k;
-
-    n = HASH_COUNT(cf_rec.pools), k = 0;
-    s->pools = calloc(n ? n : 1, sizeof *s->pools);
-    if (s->pools == NULL) return -1;
-    for (struct cf_pool *p = cf_rec.pools; p; p = p->hh.next)
-        s->pools[k++] = *p;
-    s->npools = k;
-    return 0;
-}
-
-/* Groups live allocations by site; sites must already be sorted by hash. */
-static int group_leaks(struct cf_snap *s)
-{
-    s->leaks = calloc(s->nsites + 1, sizeof *s->leaks);
-    if (s->leaks == NULL) return -1;
-    for (unsigned i = 0; i <= s->nsites; i++)
-        s->leaks[i].site = i < s->nsites ? (int)i : -1;
-    for (struct cf_alloc *a = cf_rec.live; a; a = a->hh.next) {
-        int idx = a->site ? cf_snap_site_index(s, a->site->hash) : -1;
-        struct cf_leak *l = &s->leaks[idx >= 0 ? (unsigned)idx : s->nsites];
-        l->kind = a->kind;
-        l->bytes += a->requested;
-        l->count++;
-        if (a->granted) {
-            l->requested += a->requested;
-            l->granted += a->granted;
-        }
-        s->leaked_bytes += a->requested;
-        s->leaked_count++;
-    }
-    unsigned k = 0;
-    for (unsigned i = 0; i <= s->nsites; i++)
-        if (s->leaks[i].count) s->leaks[k++] = s->leaks[i];
-    s->nleaks = k;
-    qsort(s->leaks, k, sizeof *s->leaks, leak_desc);
-    return 0;
 }
 
 static double frag_of(uint64_t live, uint64_t footprint)
@@ -161,6 +112,10 @@ static void derive_devices(struct cf_snap *s)
     }
 }
 
+/* Every frame of a named site is resolved: the allocator frames folded away
+ * must be known to be so before the one shown is. */
+#define ALL_FRAMES CF_MAX_FRAMES
+
 static void add_site_frames(struct cf_snap *s, int idx, unsigned depth)
 {
     if (idx < 0) return;
@@ -169,104 +124,38 @@ static void add_site_frames(struct cf_snap *s, int idx, unsigned depth)
         cf_symtab_add(&s->syms, site->frames[f]);
 }
 
-/* Only sites that appear in the report are symbolized: addr2line is slow. */
+/* Only sites that appear in the report are symbolized: reading symbol tables (and,
+ * offline, DWARF) is the slow part. */
 static void resolve_symbols(struct cf_snap *s)
 {
     for (unsigned i = 0; i < s->nsites && i < s->top; i++) {
-        add_site_frames(s, (int)s->by_peak[i], 4);
-        add_site_frames(s, (int)s->by_calls[i], 4);
+        add_site_frames(s, (int)s->by_peak[i], ALL_FRAMES);
+        add_site_frames(s, (int)s->by_calls[i], ALL_FRAMES);
     }
     /* Leak groups can carry rounding-waste findings beyond the table's rows. */
     for (unsigned i = 0; i < s->nleaks && i < s->top + 64; i++)
-        add_site_frames(s, s->leaks[i].site, 4);
+        add_site_frames(s, s->leaks[i].site, ALL_FRAMES);
     for (unsigned i = 0; i < s->nsites; i++) {
         const struct cf_api_info *api = &cf_api_info[s->sites[s->by_calls[i]].api];
         if (api->kind == CF_KIND_POOL && api->role == 'A') {
-            add_site_frames(s, (int)s->by_calls[i], 1); /* named by pool-regrow */
+            add_site_frames(s, (int)s->by_calls[i], ALL_FRAMES); /* named by pool-regrow */
             break;
         }
     }
     for (unsigned i = 0; i < s->rec.nooms; i++)
         if (s->rec.ooms[i].site)
-            add_site_frames(s, cf_snap_site_index(s, s->rec.ooms[i].site->hash), 4);
+            add_site_frames(s, cf_snap_site_index(s, s->rec.ooms[i].site->hash), ALL_FRAMES);
     /* Sites that may carry a finding: cheap tests, generous on purpose, busiest
      * first and bounded (findings are capped per id anyway). */
     for (unsigned i = 0, n = 0; i < s->nsites && n < 512; i++) {
         const struct cf_site *st = &s->sites[s->by_calls[i]];
         if (cf_site_rate(st) > CF_RATE_PER_S || st->distinct_sizes > CF_SITE_MANY_SIZES ||
             st->calls >= CF_HOT_CALLS) {
-            add_site_frames(s, (int)s->by_calls[i], 1);
+            add_site_frames(s, (int)s->by_calls[i], ALL_FRAMES);
             n++;
         }
     }
     cf_symtab_resolve(&s->syms);
-}
-
-/* Threads bump most counters of the record with atomics, outside the locks the
- * snapshot holds: those are read with atomic loads, never as a plain copy. */
-static uint64_t load(const uint64_t *p)
-{
-    return __atomic_load_n(p, __ATOMIC_RELAXED);
-}
-
-static void load_words(uint64_t *dst, const uint64_t *src, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        dst[i] = load(&src[i]);
-}
-
-static void load_api(struct cf_api_stats *dst, const struct cf_api_stats *src)
-{
-    _Static_assert(sizeof *src == 4 * sizeof(uint64_t), "copy every field of cf_api_stats");
-    dst->calls = load(&src->calls);
-    dst->bytes = load(&src->bytes);
-    dst->failures = load(&src->failures);
-    dst->ns_total = load(&src->ns_total);
-}
-
-/* Every device figure changes under its footprint lock, held here. */
-static void load_device(struct cf_device_stats *dst, const struct cf_device_stats *src)
-{
-    *dst = *src;
-}
-
-static void load_hist(struct cf_hist *dst, const struct cf_hist *src)
-{
-    load_words(dst->count, src->count, CF_HIST_BINS);
-    load_words(dst->bytes, src->bytes, CF_HIST_BINS);
-}
-
-/* Call with every record lock held. The hash heads stay NULL: the tables are
- * copied separately. */
-static void copy_record(struct cf_record *dst, const struct cf_record *src)
-{
-    _Static_assert(sizeof *src == offsetof(struct cf_record, managed) + sizeof src->managed,
-                   "a field added to cf_record must be copied here");
-    dst->start_ns = src->start_ns;
-    for (int i = 0; i < CF_API_COUNT; i++)
-        load_api(&dst->api[i], &src->api[i]);
-    for (int d = 0; d < CF_MAX_DEVICES; d++)
-        load_device(&dst->dev[d], &src->dev[d]);
-    load_device(&dst->host, &src->host);
-    load_device(&dst->managed, &src->managed);
-    load_hist(&dst->sizes, &src->sizes);
-    load_hist(&dst->lifetimes, &src->lifetimes);
-    memcpy(dst->ooms, src->ooms, sizeof dst->ooms);
-    dst->nooms = src->nooms;
-    dst->ooms_dropped = src->ooms_dropped;
-    dst->graph.alloc_nodes = load(&src->graph.alloc_nodes);
-    dst->graph.free_nodes = load(&src->graph.free_nodes);
-    dst->graph.node_bytes = load(&src->graph.node_bytes);
-    memcpy(dst->graph.reserved_high, src->graph.reserved_high, sizeof dst->graph.reserved_high);
-    memcpy(dst->graph.used_high, src->graph.used_high, sizeof dst->graph.used_high);
-    dst->distinct_sizes = load(&src->distinct_sizes);
-    dst->distinct_sizes_capped = __atomic_load_n(&src->distinct_sizes_capped, __ATOMIC_RELAXED);
-    dst->total_allocs = load(&src->total_allocs);
-    dst->total_frees = load(&src->total_frees);
-    dst->unknown_frees = load(&src->unknown_frees);
-    dst->capture_skips = load(&src->capture_skips);
-    dst->replaced_live = load(&src->replaced_live);
-    dst->stacks_unavailable = __atomic_load_n(&src->stacks_unavailable, __ATOMIC_RELAXED);
 }
 
 int cf_snap_take(struct cf_snap *s, bool interim, const char *reason, unsigned top)
@@ -277,16 +166,18 @@ int cf_snap_take(struct cf_snap *s, bool interim, const char *reason, unsigned t
     s->top = top;
     cf_snap_identity(s);
     if (!cf_rec_replaying) s->driver_unusable = !cf_rec_sample_final();
-    cf_rec_lock_all();
-    s->now_ns = cf_rec_replaying ? cf_snap_replay_end_ns : cf_now_ns();
-    copy_record(&s->rec, &cf_rec);
-    int rc = copy_tables(s);
-    if (rc == 0) {
-        qsort(s->sites, s->nsites, sizeof *s->sites, by_hash);
-        rc = group_leaks(s);
-    }
-    cf_rec_unlock_all();
-    if (rc != 0) return -1;
+    struct cf_rec_read r;
+    if (cf_rec_read(&r) != 0) return -1;
+    s->now_ns = cf_rec_replaying ? cf_snap_replay_end_ns : r.now_ns;
+    s->rec = r.rec;
+    s->sites = r.sites;
+    s->nsites = r.nsites;
+    s->pools = r.pools;
+    s->npools = r.npools;
+    s->leaks = r.live;
+    s->nleaks = r.nlive;
+    s->leaked_bytes = r.live_bytes;
+    s->leaked_count = r.live_count;
 
     s->duration_s = s->now_ns > s->rec.start_ns ? (double)(s->now_ns - s->rec.start_ns) / 1e9 : 0;
     cf_arena_get_stats(&s->arena, &s->shadow);
@@ -308,38 +199,13 @@ int cf_snap_take(struct cf_snap *s, bool interim, const char *reason, unsigned t
 
 void cf_snap_free(struct cf_snap *s)
 {
-    free(s->sites);
-    free(s->pools);
-    free(s->leaks);
+    struct cf_rec_read r = {.sites = s->sites, .pools = s->pools, .live = s->leaks};
+    cf_rec_read_free(&r);
     free(s->by_peak);
     free(s->by_calls);
-    free(s->findings);
+    cf_findings_free(s);
     cf_symtab_free(&s->syms);
     memset(s, 0, sizeof *s);
-}
-
-void cf_snap_site_label(const struct cf_snap *s, int site, char *out, size_t n)
-{
-    if (site < 0 || (unsigned)site >= s->nsites) {
-        snprintf(out, n, "(no call site)");
-        return;
-    }
-    const struct cf_site *st = &s->sites[site];
-    const struct cf_sym *sym = st->nframes ? cf_symtab_find(&s->syms, st->frames[0]) : NULL;
-    const char *api = cf_api_info[st->api].name;
-    if (sym == NULL || sym->module[0] == '\0') {
-        if (st->nframes)
-            snprintf(out, n, "%s from 0x%llx", api, (unsigned long long)st->frames[0]);
-        else
-            snprintf(out, n, "%s (stacks off)", api);
-        return;
-    }
-    int len = snprintf(out, n, "%s (%s+0x%llx)", sym->function[0] ? sym->function : "??",
-                       sym->module, (unsigned long long)sym->offset);
-    if (sym->line && len > 0 && (size_t)len < n) {
-        const char *file = strrchr(sym->file, '/');
-        snprintf(out + len, n - (size_t)len, " %s:%u", file ? file + 1 : sym->file, sym->line);
-    }
 }
 
 uint64_t cf_snap_replay_end_ns;

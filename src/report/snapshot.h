@@ -1,5 +1,5 @@
 /* A private copy of the record taken under cf_rec_lock_all(), so the slow parts of
- * the report (symbol lookup, addr2line, formatting, file writes) run without
+ * the report (symbol lookup, formatting, file writes) run without
  * blocking the application's allocation calls. */
 #ifndef CF_REPORT_SNAPSHOT_H
 #define CF_REPORT_SNAPSHOT_H
@@ -9,18 +9,11 @@
 #include <stdint.h>
 
 #include "arena/arena.h"
+#include "record/read.h"
 #include "record/record.h"
 #include "record/trace.h"
 #include "report/findings.h"
 #include "report/symbolize.h"
-
-/* Live allocations at report time, grouped by call site. */
-struct cf_leak {
-    int site; /* index into sites, -1 when the allocation had no site */
-    enum cf_kind kind;
-    uint64_t bytes, count;
-    uint64_t requested, granted; /* only allocations whose granted size is known */
-};
 
 /* Footprint and fragmentation of one device, derived once for every renderer. */
 struct cf_dev_view {
@@ -45,7 +38,7 @@ struct cf_snap {
     unsigned nsites;
     struct cf_pool *pools;
     unsigned npools;
-    struct cf_leak *leaks; /* sorted by bytes, largest first */
+    struct cf_live_group *leaks; /* live at report time by site, largest first */
     unsigned nleaks;
     uint64_t leaked_bytes, leaked_count;
     struct cf_dev_view devs[CF_MAX_DEVICES];
@@ -80,11 +73,24 @@ extern struct cf_snap_who {
 int cf_snap_take(struct cf_snap *s, bool interim, const char *reason, unsigned top);
 void cf_snap_free(struct cf_snap *s);
 
-/* "function (module+0x1f2c) file.c:42" for a site's innermost frame. */
+/* "function (module+0x1f2c) file.c:42" (Python: "function (python) file.py:42")
+ * for the frame a site is shown at. */
 void cf_snap_site_label(const struct cf_snap *s, int site, char *out, size_t n);
+/* The same for one frame. */
+void cf_snap_frame_label(const struct cf_snap *s, uintptr_t frame, char *out, size_t n);
+/* The frame a site is shown at: its first that is not allocator or framework
+ * plumbing (fold.c), or its outermost when all are; -1 without frames. */
+int cf_snap_site_shown(const struct cf_snap *s, int site);
+/* The next frame after index `after` that is not folded, -1 when none. */
+int cf_snap_next_shown(const struct cf_snap *s, int site, int after);
+/* Why a site has no Python frames (CF_PY_GIL_RELEASED, CF_PY_NO_FRAMES), 0 when
+ * it has them or the process had no Python interpreter. */
+uint32_t cf_snap_site_python(const struct cf_snap *s, int site);
 /* The rate of allocation calls at a site, per second of its active span (at least
- * one second, so a short burst is not extrapolated). */
+ * one second, so a short burst is not extrapolated). Shown only for a span of a
+ * second or more; a shorter one is shown as the count and the span. */
 double cf_site_rate(const struct cf_site *site);
+double cf_site_span_s(const struct cf_site *site); /* first to last call */
 double cf_site_mean_lifetime_s(const struct cf_site *site);
 /* Index of the site with this hash, -1 if none. */
 int cf_snap_site_index(const struct cf_snap *s, uint64_t hash);

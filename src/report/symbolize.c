@@ -8,7 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "record/record.h"
 #include "report/elfsyms.h"
+#include "report/fold.h"
 #include "util/log.h"
 
 static int cmp_sym(const void *a, const void *b)
@@ -19,9 +21,7 @@ static int cmp_sym(const void *a, const void *b)
 
 void cf_symtab_add(struct cf_symtab *t, uintptr_t addr)
 {
-    if (addr == 0) return;
-    for (unsigned i = 0; i < t->n; i++)
-        if (t->syms[i].addr == addr) return;
+    if (addr == 0 || cf_frame_is_marker(addr)) return;
     if (t->n == t->cap) {
         unsigned cap = t->cap ? t->cap * 2 : 64;
         struct cf_sym *s = realloc(t->syms, cap * sizeof *s);
@@ -54,7 +54,7 @@ static const char *base_name(const char *p)
 }
 
 /* The main program's link_map has an empty name; dladdr then reports argv[0],
- * which may be relative. /proc/self/exe is the file addr2line must read. */
+ * which may be relative: /proc/self/exe names the file itself. */
 static void module_path(const Dl_info *di, struct link_map *lm, char *out, size_t n)
 {
     if (lm && lm->l_name && lm->l_name[0]) {
@@ -121,15 +121,41 @@ static void resolve_dladdr(struct cf_sym *s)
 
 cf_sym_resolver cf_symtab_resolver;
 
+void cf_sym_python(struct cf_sym *s)
+{
+    struct cf_pyframe pf;
+    s->python = true;
+    if (!cf_pyframe_get((uint32_t)CF_FRAME_OFFSET(s->addr), &pf)) return;
+    snprintf(s->function, sizeof s->function, "%s", pf.function);
+    /* The end of a long path is the part a reader needs. */
+    size_t len = strlen(pf.file), keep = sizeof s->file - 1;
+    snprintf(s->file, sizeof s->file, "%s", len > keep ? pf.file + len - keep : pf.file);
+    s->line = pf.line;
+}
+
+/* Sorted, each address once. */
+static void unique(struct cf_symtab *t)
+{
+    qsort(t->syms, t->n, sizeof t->syms[0], cmp_sym);
+    unsigned k = 0;
+    for (unsigned i = 0; i < t->n; i++)
+        if (k == 0 || t->syms[k - 1].addr != t->syms[i].addr) t->syms[k++] = t->syms[i];
+    t->n = k;
+}
+
 void cf_symtab_resolve(struct cf_symtab *t)
 {
     if (t->n == 0) return;
-    qsort(t->syms, t->n, sizeof t->syms[0], cmp_sym);
+    unique(t);
     for (unsigned i = 0; i < t->n; i++) {
-        if (cf_symtab_resolver)
-            cf_symtab_resolver(&t->syms[i]);
+        struct cf_sym *s = &t->syms[i];
+        if (cf_frame_is_python(s->addr))
+            cf_sym_python(s);
+        else if (cf_symtab_resolver)
+            cf_symtab_resolver(s);
         else
-            resolve_dladdr(&t->syms[i]);
+            resolve_dladdr(s);
+        s->folded = cf_fold_frame(s);
     }
     cf_elf_release();
 }

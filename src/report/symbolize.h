@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "record/event.h"
+
 struct cf_sym {
     uintptr_t addr;     /* return address as recorded */
     char function[160]; /* "" when unknown */
@@ -18,18 +20,38 @@ struct cf_sym {
     uint64_t lookup;    /* the ELF address: offset, or addr for ET_EXEC */
     char file[256];     /* source file, "" when unknown */
     unsigned line;      /* 0 when unknown */
+    /* The function the code belongs to when function is one inlined into it
+     * (the symbol table's name, which is what the exiting process knows). */
+    char symbol[160];
+    bool python; /* a Python frame: function and file:line, no module */
+    bool folded; /* allocator or framework plumbing (fold.c) */
 };
+
+/* Python frames are CF_FRAME(CF_PY_MODULE, id); ids below CF_PY_FIRST_ID are
+ * markers saying why a site has none. */
+static inline bool cf_frame_is_python(uint64_t f)
+{
+    return CF_FRAME_MODULE(f) == CF_PY_MODULE;
+}
+static inline bool cf_frame_is_marker(uint64_t f)
+{
+    return cf_frame_is_python(f) && CF_FRAME_OFFSET(f) < CF_PY_FIRST_ID;
+}
 
 struct cf_symtab {
     struct cf_sym *syms; /* sorted by addr */
     unsigned n, cap;
 };
 
-/* Adds an address to resolve (duplicates are merged). */
+/* Adds an address to resolve (duplicates are merged when resolving; markers
+ * are not frames and are left out). */
 void cf_symtab_add(struct cf_symtab *t, uintptr_t addr);
-/* Resolves everything added, with cf_symtab_resolver when set, else dladdr. */
+/* Resolves everything added: Python frames from the record's table, others with
+ * cf_symtab_resolver when set, else dladdr; then marks the folded ones. */
 typedef void (*cf_sym_resolver)(struct cf_sym *s);
 extern cf_sym_resolver cf_symtab_resolver;
+/* Names a Python frame (s->addr) from the record's table of them. */
+void cf_sym_python(struct cf_sym *s);
 void cf_symtab_resolve(struct cf_symtab *t);
 const struct cf_sym *cf_symtab_find(const struct cf_symtab *t, uintptr_t addr);
 void cf_symtab_free(struct cf_symtab *t);

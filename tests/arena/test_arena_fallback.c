@@ -4,7 +4,7 @@
 #include "arena/arena.h"
 #include "check.h"
 #include "config/config.h"
-#include "sim/driver/simcuda.h"
+#include "simcuda.h"
 
 #include <cuda.h>
 #include <stdlib.h>

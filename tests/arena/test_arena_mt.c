@@ -6,7 +6,7 @@
 #include "arena/arena.h"
 #include "check.h"
 #include "config/config.h"
-#include "sim/driver/simcuda.h"
+#include "simcuda.h"
 
 #include <cuda.h>
 #include <pthread.h>

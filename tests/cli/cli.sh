@@ -42,7 +42,7 @@ environment)
 sim)
     out=$(LD_LIBRARY_PATH=/old "$cudafrag" run --sim -- printenv LD_LIBRARY_PATH)
     case $out in
-    /*/sim/driver:/*/sim/runtime:/old) ;;
+    /*/simcuda/driver:/*/simcuda/runtime:/old) ;;
     *) fail "LD_LIBRARY_PATH '$out'";;
     esac;;
 bad-options)

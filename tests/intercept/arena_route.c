@@ -5,7 +5,7 @@
  * arena ("native") the driver sees each one. */
 #include "intercept.h"
 
-#include "../../src/sim/driver/simcuda.h"
+#include "simcuda.h"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>

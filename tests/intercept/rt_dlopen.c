@@ -19,9 +19,9 @@ int main(void)
     CHECK((void *)m == dlsym(RTLD_DEFAULT, "cudaMalloc"));
     CHECK((void *)f == dlsym(RTLD_DEFAULT, "cudaFree"));
     /* Runtime symbols cudafrag does not hook come from libcudart itself. */
-    void *set_device = dlsym(rt, "cudaSetDevice");
-    CHECK(set_device != NULL);
-    CHECK(dlsym(RTLD_DEFAULT, "cudaSetDevice") == NULL);
+    void *get_device = dlsym(rt, "cudaGetDevice");
+    CHECK(get_device != NULL);
+    CHECK(dlsym(RTLD_DEFAULT, "cudaGetDevice") == NULL);
 
     void *p[5];
     for (int i = 0; i < 5; i++)

@@ -142,15 +142,28 @@ int main(void)
     CHECK_STR(t, "Nothing allocated here was freed during the whole run");
     free(t);
 
-    /* CUDAFRAG_TOP also caps the findings of one id. */
+    /* Leaks of a second site are the same finding (one per kind and cause), which
+     * lists its sites with their share of the bytes. */
     second_leak();
+    t = render(dir, "two", 0);
+    CHECK_STR(t, "[medium] leak: 2 device allocations (24.0 MiB) still live at exit from 2 "
+                 "call sites\n"
+                 "       67%  second_leak (");
+    CHECK_STR(t, "(16.0 MiB in 1 allocation)\n"
+                 "       33%  main (");
+    CHECK_STR(t, "(8.00 MiB in 1 allocation)\n"
+                 "      -> Nothing allocated here was freed");
+    CHECK(strstr(t, "still live at exit from main") == NULL);
+    free(t);
+
+    /* CUDAFRAG_TOP caps the sites a finding lists, never the findings. */
     setenv("CUDAFRAG_TOP", "1", 1);
     cf_config_reload();
     t = render(dir, "capped", 0);
-    CHECK_STR(
-        t, "[medium] leak: 1 device allocation (16.0 MiB) still live at exit from second_leak (");
-    CHECK(strstr(t, "(8.00 MiB) still live") == NULL);
-    CHECK_STR(t, "(1 more findings not shown: at most CUDAFRAG_TOP of each id)");
+    CHECK_STR(t, "-- findings (4) --");
+    CHECK_STR(t, "       67%  second_leak (");
+    CHECK_STR(t, "       33%  1 more call site (CUDAFRAG_TOP shows 1)\n");
+    CHECK(strstr(t, "33%  main (") == NULL);
     free(t);
     return 0;
 }

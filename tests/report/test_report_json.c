@@ -49,6 +49,15 @@ int main(void)
     CHECK_STR(j, "\"summary\":{\"allocs\":2040,\"frees\":2000");
     CHECK_STR(j, "\"name\":\"cudaMalloc\",\"kind\":\"device\",\"calls\":2041");
     CHECK_STR(j, "\"id\":\"alloc-rate\",\"severity\":\"high\"");
+    /* The sites a finding covers, with their share; a rate only over a second. */
+    CHECK_STR(j, "\"measure\":\"calls\",\"site_count\":1,\"sites\":[{\"site\":{\"id\":");
+    CHECK_STR(j, "\"stacks\":1,\"value\":2000,\"share\":1,\"note\":\"2000 calls within ");
+    CHECK_STR(j, "\"numbers\":{\"calls\":2000,\"bytes\":2097152000,\"sites\":1,\"rate_per_s\":"
+                 "null,\"span_s\":");
+    CHECK_STR(j, "\"rate_per_s\":null,\"active_s\":");
+    /* Full stacks, the shown frame marked; no Python in this process. */
+    CHECK_STR(j, "\"shown_frame\":0,\"python_frames\":null,\"frames\":[{\"address\":\"0x");
+    CHECK_STR(j, "\"function\":\"main\"");
     CHECK_STR(j, "\"function\":\"fill_hot_loop\"");
     CHECK_STR(j, "\"id\":\"oom-with-free-memory\"");
     CHECK_STR(j, "\"enough_free\":true");

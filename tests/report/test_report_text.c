@@ -1,5 +1,6 @@
 /* The text report: sections, numbers and findings for a record filled with a hot
- * allocation loop, many distinct sizes (left live) and an OOM with free memory. */
+ * allocation loop, many distinct sizes (left live) and an OOM with free memory;
+ * each finding covers one site, which its title names. */
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -33,7 +34,7 @@ int main(void)
     CHECK_STR(t, "-- API calls --");
     CHECK_STR(t, "-- sizes (40 distinct) --");
     CHECK_STR(t, "-- top call sites by peak live bytes (3 sites) --");
-    CHECK_STR(t, "-- top call sites by calls --");
+    CHECK_STR(t, "-- top call sites by calls --"); /* its order differs */
     CHECK_STR(t, "-- leaks at exit (40 allocations");
     CHECK_STR(t, "-- fragmentation --");
     CHECK_STR(t, "internal (rounding) waste");
@@ -43,15 +44,21 @@ int main(void)
     CHECK_STR(t, "allocations 2040, frees 2000");
     CHECK_STR(t, "cudaMalloc                         2041");
     CHECK_STR(t, "cudaFree                           2000");
-    /* Findings name the site's function. */
-    CHECK_STR(t, "[high] alloc-rate: cudaMalloc called 2000 times");
-    CHECK_STR(t, "at fill_hot_loop (");
+    /* Findings name the site's function. A burst shorter than a second has no
+     * rate (a rate of a one-second floor would be invented): its count and span. */
+    CHECK_STR(t, "[high] alloc-rate: cudaMalloc called 2000 times within ");
+    CHECK_STR(t, " ms at fill_hot_loop (");
+    CHECK_STR(t, "calls 2000     peak live 1.00 MiB   bytes 1.95 GiB   sizes 1  within ");
+    CHECK(strstr(t, "/s") == NULL);
     CHECK_STR(t, "hot-loop: 2000 allocations at fill_hot_loop");
     CHECK_STR(t, "many-sizes: more than 8 distinct sizes");
     CHECK_STR(t, "requested at fill_many_sizes (");
     CHECK_STR(t, "[high] oom-with-free-memory: cudaMalloc of 3.00 GiB failed");
     CHECK_STR(t, "at fill_oom_with_free_memory (");
-    CHECK_STR(t, "leak: 40 device allocations");
+    CHECK_STR(t,
+              "leak: 40 device allocations (43.0 MiB) still live at exit from fill_many_sizes (");
+    CHECK_STR(t, "-- findings (7) --");
+    CHECK(strstr(t, "100%  fill_") == NULL); /* no list repeats the title's one site */
     /* The exiting process names functions from the dynamic symbol table only:
      * file:line is the offline command's job (no addr2line run at exit). */
     CHECK(strstr(t, "report_fill.c:") == NULL);

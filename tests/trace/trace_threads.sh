@@ -1,7 +1,8 @@
 #!/bin/sh
 # trace_threads.sh CUDAFRAG LIBCUDAFRAG PROG: 8 threads allocate and free at once;
 # the trace, merged from their buffers by event order, replays to the same counts,
-# peaks and footprint as the exit report, and costs at most 16 bytes per event.
+# peaks and footprint as the exit report, keeps the program's cudafrag_mark()
+# markers in order, and costs at most 16 bytes per event.
 set -u
 cli=$1 lib=$2 prog=$3
 dir=$(mktemp -d) || exit 1
@@ -23,6 +24,10 @@ da, db = a["devices"][0], b["devices"][0]
 for k in ("peak_footprint_bytes", "live_at_peak_footprint_bytes", "footprint_at_peak_live_bytes"):
     if da[k] != db[k]:
         bad.append(f"device.{k}: exit {da[k]} replay {db[k]}")
+for name, r in (("exit", a), ("replayed", b)):
+    labels = [m["label"] for m in r.get("marks", [])]
+    if labels != ["threads start", "threads joined"]:
+        bad.append(f"{name} report marks {labels}")
 per_event = os.path.getsize(f"{d}/r.cftrace") / (2 * 160000)
 if per_event > 16:
     bad.append(f"{per_event:.1f} bytes per event")

@@ -1,0 +1,547 @@
+/* Python frames of an allocation. CPython's C API is found at run time with
+ * dlsym(RTLD_DEFAULT) -- libpython is never linked -- and used only on a thread
+ * that holds the GIL of the main interpreter: cudafrag never takes the GIL and
+ * never calls the interpreter from another thread. The frames are merged into
+ * the native stack where the interpreter's eval loop (_PyEval_EvalFrameDefault)
+ * is, as memray's native mode does, as CF_FRAME(CF_PY_MODULE, id) values whose
+ * (file, function, line) are interned here in cudafrag's own memory. Every call
+ * made into the interpreter, and why it is safe, is listed in docs/recording.md. */
+#include <dlfcn.h>
+#include <link.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "hook/real.h"
+#include "record/internal.h"
+#include "util/log.h"
+
+#define PY_FILE_MAX  512   /* bytes of a file name kept (its end) */
+#define PY_FUNC_MAX  256   /* bytes of a function name kept */
+#define PY_MAX_CODES 65536 /* code objects kept alive as keys */
+
+/* The C API used; pointers are opaque here (no Python.h). */
+struct py_api {
+    int (*is_initialized)(void);
+    int (*gil_check)(void);
+    void *(*this_thread_state)(void);
+    void *(*current_state)(void);
+    void *(*thread_frame)(void *tstate);
+    void *(*frame_code)(void *frame);
+    int (*frame_line)(void *frame);
+    void *(*frame_back)(void *frame);
+    void (*incref)(void *obj);
+    void (*decref)(void *obj);
+    int (*gc_disable)(void);
+    int (*gc_enable)(void);
+    void (*err_fetch)(void **type, void **value, void **tb);
+    void (*err_restore)(void *type, void *value, void *tb);
+    void (*err_clear)(void);
+    void *(*getattr)(void *obj, const char *name);
+    const char *(*utf8)(void *str, ssize_t *len);
+    /* Optional (3.11+): a frame's instruction, so that a known one skips the
+     * line-table scan. */
+    int (*frame_lasti)(void *frame);
+    int (*addr2line)(void *code, int lasti);
+};
+
+/* Two names where CPython renamed a function (3.13: PyThreadState_GetUnchecked). */
+static const struct {
+    const char *name, *old_name;
+    size_t offset;
+} py_symbols[] = {
+    {"Py_IsInitialized", NULL, offsetof(struct py_api, is_initialized)},
+    {"PyGILState_Check", NULL, offsetof(struct py_api, gil_check)},
+    {"PyGILState_GetThisThreadState", NULL, offsetof(struct py_api, this_thread_state)},
+    {"PyThreadState_GetUnchecked", "_PyThreadState_UncheckedGet",
+     offsetof(struct py_api, current_state)},
+    {"PyThreadState_GetFrame", NULL, offsetof(struct py_api, thread_frame)},
+    {"PyFrame_GetCode", NULL, offsetof(struct py_api, frame_code)},
+    {"PyFrame_GetLineNumber", NULL, offsetof(struct py_api, frame_line)},
+    {"PyFrame_GetBack", NULL, offsetof(struct py_api, frame_back)},
+    {"Py_IncRef", NULL, offsetof(struct py_api, incref)},
+    {"Py_DecRef", NULL, offsetof(struct py_api, decref)},
+    {"PyGC_Disable", NULL, offsetof(struct py_api, gc_disable)},
+    {"PyGC_Enable", NULL, offsetof(struct py_api, gc_enable)},
+    {"PyErr_Fetch", NULL, offsetof(struct py_api, err_fetch)},
+    {"PyErr_Restore", NULL, offsetof(struct py_api, err_restore)},
+    {"PyErr_Clear", NULL, offsetof(struct py_api, err_clear)},
+    {"PyObject_GetAttrString", NULL, offsetof(struct py_api, getattr)},
+    {"PyUnicode_AsUTF8AndSize", NULL, offsetof(struct py_api, utf8)},
+};
+
+enum load_state { UNTRIED, LOADING, READY, ABSENT };
+
+static struct py_api py;
+static int load_state = UNTRIED;
+static uint32_t py_depth = 16;
+static uintptr_t eval_lo, eval_hi; /* _PyEval_EvalFrameDefault's code */
+/* 3.11+: one C-level eval loop runs Python-to-Python calls inline. */
+static bool inline_calls;
+
+void cf_py_configure(int depth)
+{
+    py_depth = depth < 0 ? 0 : depth > CF_MAX_FRAMES ? CF_MAX_FRAMES : (uint32_t)depth;
+}
+
+static void find_optional(void)
+{
+    void *lasti = cf_real_dlsym(RTLD_DEFAULT, "PyFrame_GetLasti");
+    void *addr2line = cf_real_dlsym(RTLD_DEFAULT, "PyCode_Addr2Line");
+    if (lasti && addr2line) {
+        memcpy(&py.frame_lasti, &lasti, sizeof lasti);
+        memcpy(&py.addr2line, &addr2line, sizeof addr2line);
+    }
+}
+
+static bool find_api(void)
+{
+    for (size_t i = 0; i < sizeof py_symbols / sizeof py_symbols[0]; i++) {
+        void *p = cf_real_dlsym(RTLD_DEFAULT, py_symbols[i].name);
+        if (p == NULL && py_symbols[i].old_name)
+            p = cf_real_dlsym(RTLD_DEFAULT, py_symbols[i].old_name);
+        if (p == NULL) return false;
+        memcpy((char *)&py + py_symbols[i].offset, &p, sizeof p);
+    }
+    return true;
+}
+
+/* The eval loop's extent from its symbol's size, so a return address is
+ * recognised with two comparisons on the hot path. */
+static void find_eval_loop(void)
+{
+    void *f = cf_real_dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
+    Dl_info info;
+    const ElfW(Sym) *sym = NULL;
+    if (f && dladdr1(f, &info, (void **)&sym, RTLD_DL_SYMENT) && sym && sym->st_size) {
+        eval_lo = (uintptr_t)f;
+        eval_hi = eval_lo + sym->st_size;
+    }
+    const unsigned long *version = cf_real_dlsym(RTLD_DEFAULT, "Py_Version"); /* 3.11+ */
+    inline_calls = version && *version >= 0x030b0000ul;
+}
+
+static void load_python(void)
+{
+    /* PyGC_Disable (3.10) is the newest function needed: older interpreters lack it. */
+    bool ok = find_api();
+    if (ok) {
+        find_eval_loop();
+        find_optional();
+    } else if (cf_real_dlsym(RTLD_DEFAULT, "Py_IsInitialized"))
+        cf_warn_once("python-old", "this Python is older than 3.10: no Python frames are recorded");
+    (void)dlerror(); /* a failed lookup must not confuse the program's own dlerror() */
+    __atomic_store_n(&load_state, ok ? READY : ABSENT, __ATOMIC_RELEASE);
+}
+
+/* Looked up once; a thread arriving during the lookup records no Python frames
+ * rather than wait (it might hold the loader lock dlsym needs). */
+static bool python_ready(void)
+{
+    int st = __atomic_load_n(&load_state, __ATOMIC_ACQUIRE);
+    if (CF_LIKELY(st == READY)) return true;
+    if (st != UNTRIED) return false;
+    int expected = UNTRIED;
+    if (!__atomic_compare_exchange_n(&load_state, &expected, LOADING, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE))
+        return false;
+    load_python();
+    return __atomic_load_n(&load_state, __ATOMIC_ACQUIRE) == READY;
+}
+
+/* ---- interned frames: (file, function) per code object, ids per line ---- */
+
+struct py_name { /* shared by every code object with the same names */
+    UT_hash_handle hh;
+    uint32_t len;      /* of text */
+    uint32_t file_len; /* text is file '\0' function '\0' */
+    char text[];
+};
+
+struct py_code { /* a code object seen; cudafrag holds a reference to it */
+    uintptr_t code;
+    struct py_name *name;
+    UT_hash_handle hh;
+};
+
+struct py_loc_key {
+    const struct py_name *name;
+    uint64_t line;
+};
+
+struct py_loc { /* one (file, function, line): a PYFRAME id */
+    struct py_loc_key key;
+    uint32_t id;
+    UT_hash_handle hh;
+};
+
+struct py_pc_key {
+    uintptr_t code;
+    int64_t lasti;
+};
+
+struct py_pc { /* (code object, instruction) -> its PYFRAME id, from 3.11 */
+    struct py_pc_key key;
+    uint32_t id;
+    UT_hash_handle hh;
+};
+
+static pthread_mutex_t py_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct py_name *names;
+static struct py_code *codes;
+static struct py_pc *pcs;
+static struct py_loc *locs, **locs_by_id;
+static uint32_t ncodes, by_id_cap, next_id = CF_PY_FIRST_ID;
+
+void cf_py_lock(void)
+{
+    pthread_mutex_lock(&py_lock);
+}
+
+void cf_py_unlock(void)
+{
+    pthread_mutex_unlock(&py_lock);
+}
+
+/* With py_lock held. */
+static struct py_name *name_add(const char *text, uint32_t len, uint32_t file_len)
+{
+    struct py_name *n;
+    HASH_FIND(hh, names, text, len, n);
+    if (n) return n;
+    n = cf_meta_alloc(sizeof *n + len);
+    if (n == NULL) return NULL;
+    memset(n, 0, sizeof *n);
+    memcpy(n->text, text, len);
+    n->len = len;
+    n->file_len = file_len;
+    HASH_ADD_KEYPTR(hh, names, n->text, len, n);
+    return n;
+}
+
+static bool id_slot(uint32_t id)
+{
+    if (id < by_id_cap) return true;
+    uint32_t cap = by_id_cap ? by_id_cap : 256;
+    while (cap <= id)
+        cap *= 2;
+    struct py_loc **grown = cf_meta_alloc(cap * sizeof *grown);
+    if (grown == NULL) return false;
+    memset(grown, 0, cap * sizeof *grown);
+    if (locs_by_id) {
+        memcpy(grown, locs_by_id, by_id_cap * sizeof *grown);
+        cf_meta_free(locs_by_id, by_id_cap * sizeof *grown);
+    }
+    locs_by_id = grown;
+    by_id_cap = cap;
+    return true;
+}
+
+/* With py_lock held. id 0: the next free id. *fresh: the location is new. */
+static struct py_loc *loc_get(const struct py_name *name, uint64_t line, uint32_t id, bool *fresh)
+{
+    struct py_loc_key key = {.name = name, .line = line};
+    struct py_loc *l;
+    HASH_FIND(hh, locs, &key, sizeof key, l);
+    if (l) return l;
+    if (id == 0) id = next_id;
+    if (id >= (1u << 24) || !id_slot(id) || (l = cf_meta_alloc(sizeof *l)) == NULL) return NULL;
+    memset(l, 0, sizeof *l);
+    l->key = key;
+    l->id = id;
+    HASH_ADD(hh, locs, key, sizeof key, l);
+    locs_by_id[id] = l;
+    if (id >= next_id) next_id = id + 1;
+    *fresh = true;
+    return l;
+}
+
+static void emit_pyframe(const struct py_loc *l)
+{
+    const struct py_name *n = l->key.name;
+    struct cf_event e = {.type = CF_EV_PYFRAME,
+                         .site = l->id,
+                         .t_ns = cf_now_ns(),
+                         .v = {l->key.line},
+                         .str = n->text,
+                         .len = n->file_len,
+                         .str2 = n->text + n->file_len + 1,
+                         .len2 = n->len - n->file_len - 2};
+    cf_emit(&e);
+}
+
+/* A frame as read: its code object (a new reference) and its instruction, or
+ * its line when the instruction is not available. */
+struct py_at {
+    void *code;
+    int lasti; /* -1: none, line is set */
+    uint64_t line;
+};
+
+static uint64_t line_of(int line)
+{
+    return line > 0 ? (uint64_t)line : 0;
+}
+
+/* With py_lock held: the instruction's id, 0 when it is not known yet. */
+static uint32_t pc_find(const struct py_at *at)
+{
+    struct py_pc_key key = {.code = (uintptr_t)at->code, .lasti = at->lasti};
+    struct py_pc *pc = NULL;
+    if (at->lasti >= 0) HASH_FIND(hh, pcs, &key, sizeof key, pc);
+    return pc ? pc->id : 0;
+}
+
+/* With py_lock held, for a code object cudafrag keeps alive. */
+static void pc_add(const struct py_at *at, uint32_t id)
+{
+    struct py_pc *pc;
+    if (at->lasti < 0 || (pc = cf_meta_alloc(sizeof *pc)) == NULL) return;
+    memset(pc, 0, sizeof *pc);
+    pc->key = (struct py_pc_key){.code = (uintptr_t)at->code, .lasti = at->lasti};
+    pc->id = id;
+    HASH_ADD(hh, pcs, key, sizeof pc->key, pc);
+}
+
+/* With py_lock held: the id of a frame whose code object is known, 0 when it is
+ * not. PyCode_Addr2Line, called here, only reads the code's line table: it takes
+ * no lock, allocates nothing and runs no Python code. */
+static uint32_t known_frame(struct py_at *at, const struct py_loc **fresh)
+{
+    uint32_t id = pc_find(at);
+    uintptr_t key = (uintptr_t)at->code;
+    struct py_code *c = NULL;
+    if (id == 0) HASH_FIND(hh, codes, &key, sizeof key, c);
+    if (id || c == NULL) return id;
+    if (at->lasti >= 0) at->line = line_of(py.addr2line(at->code, at->lasti));
+    bool is_new = false;
+    struct py_loc *l = loc_get(c->name, at->line, 0, &is_new);
+    if (l == NULL) return CF_PY_UNNAMED;
+    pc_add(at, l->id);
+    if (is_new) *fresh = l;
+    return l->id;
+}
+
+/* The ids of the frames whose code objects are known, under one lock; 0 for the
+ * others. */
+static void known_frames(struct py_at *at, uint32_t n, uint32_t *ids)
+{
+    const struct py_loc *fresh[CF_MAX_FRAMES] = {0};
+    pthread_mutex_lock(&py_lock);
+    for (uint32_t i = 0; i < n; i++)
+        ids[i] = known_frame(&at[i], &fresh[i]);
+    pthread_mutex_unlock(&py_lock);
+    for (uint32_t i = 0; i < n && cf_trace_on(); i++)
+        if (fresh[i]) emit_pyframe(fresh[i]);
+}
+
+/* A code attribute as UTF-8 into out (the end of it when too long); its length,
+ * or -1. With the GIL held; an exception raised here is dropped by the caller. */
+static int code_attr(void *code, const char *attr, char *out, size_t cap, bool keep_end)
+{
+    void *s = py.getattr(code, attr);
+    if (s == NULL) {
+        py.err_clear();
+        return -1;
+    }
+    ssize_t len = 0;
+    const char *u = py.utf8(s, &len);
+    int n = -1;
+    if (u && len >= 0) {
+        size_t take = (size_t)len < cap - 1 ? (size_t)len : cap - 1;
+        memcpy(out, keep_end ? u + len - take : u, take);
+        out[take] = '\0';
+        n = (int)take;
+    } else {
+        py.err_clear();
+    }
+    py.decref(s);
+    return n;
+}
+
+/* "file\0function\0" of a code object: co_qualname (3.11+) or co_name. */
+static uint32_t code_names(void *code, char *text, uint32_t *file_len)
+{
+    int f = code_attr(code, "co_filename", text, PY_FILE_MAX, true);
+    if (f < 0) return 0;
+    char *fn = text + f + 1;
+    int n = code_attr(code, "co_qualname", fn, PY_FUNC_MAX, false);
+    if (n < 0) n = code_attr(code, "co_name", fn, PY_FUNC_MAX, false);
+    if (n < 0) return 0;
+    *file_len = (uint32_t)f;
+    return (uint32_t)(f + n + 2);
+}
+
+/* With py_lock held. True when code was added: a reference must then be taken. */
+static bool code_add(uintptr_t key, struct py_name *name)
+{
+    struct py_code *c;
+    HASH_FIND(hh, codes, &key, sizeof key, c);
+    if (c || ncodes >= PY_MAX_CODES || (c = cf_meta_alloc(sizeof *c)) == NULL) return false;
+    memset(c, 0, sizeof *c);
+    c->code = key;
+    c->name = name;
+    HASH_ADD(hh, codes, code, sizeof c->code, c);
+    ncodes++;
+    return true;
+}
+
+/* The first time a code object allocates: its names, and one reference so that
+ * its address, the key, cannot be reused by another code object. */
+static uint32_t new_code_frame(struct py_at *at)
+{
+    char text[PY_FILE_MAX + PY_FUNC_MAX];
+    uint32_t file_len = 0, len = code_names(at->code, text, &file_len);
+    if (len == 0) return CF_PY_UNNAMED;
+    if (at->lasti >= 0) at->line = line_of(py.addr2line(at->code, at->lasti));
+    bool fresh = false, keep = false;
+    pthread_mutex_lock(&py_lock);
+    struct py_name *name = name_add(text, len, file_len);
+    struct py_loc *l = NULL;
+    if (name) {
+        keep = code_add((uintptr_t)at->code, name);
+        l = loc_get(name, at->line, 0, &fresh);
+    }
+    if (l && keep) pc_add(at, l->id);
+    pthread_mutex_unlock(&py_lock);
+    if (keep) py.incref(at->code);
+    if (l && fresh && cf_trace_on()) emit_pyframe(l);
+    return l ? l->id : CF_PY_UNNAMED;
+}
+
+/* ---- reading this thread's frames ---- */
+
+/* This thread's own thread state when it holds the GIL of the main interpreter,
+ * else NULL with *why set (0: no interpreter running, nothing to say). All four
+ * calls are documented as callable without the GIL. */
+static void *gil_holder(uint32_t *why)
+{
+    *why = 0;
+    if (!py.is_initialized()) return NULL;
+    void *mine = py.this_thread_state();
+    if (py.gil_check() && mine != NULL && py.current_state() == mine) return mine;
+    *why = mine ? CF_PY_GIL_RELEASED : CF_PY_NO_FRAMES;
+    return NULL;
+}
+
+/* The thread's frames, innermost first, each with a new reference to its code. */
+static uint32_t walk(void *tstate, struct py_at *at, uint32_t max)
+{
+    uint32_t n = 0;
+    void *f = py.thread_frame(tstate);
+    while (f && n < max) {
+        at[n].code = py.frame_code(f);
+        at[n].lasti = py.frame_lasti ? py.frame_lasti(f) : -1;
+        at[n].line = at[n].lasti < 0 ? line_of(py.frame_line(f)) : 0;
+        n++;
+        void *back = py.frame_back(f);
+        py.decref(f);
+        f = back;
+    }
+    if (f) py.decref(f);
+    return n;
+}
+
+/* With the GIL held. Collection is off meanwhile: frame objects the walk creates
+ * (3.11+) must not run a garbage collection, which could run finalizers, i.e.
+ * Python code. The thread's pending exception, if any, is kept as it was. */
+static uint32_t read_frames(void *tstate, uintptr_t *out, uint32_t max)
+{
+    void *type, *value, *tb;
+    struct py_at at[CF_MAX_FRAMES];
+    uint32_t ids[CF_MAX_FRAMES];
+    py.err_fetch(&type, &value, &tb);
+    int gc_was_on = py.gc_disable();
+    uint32_t n = walk(tstate, at, max);
+    known_frames(at, n, ids);
+    for (uint32_t i = 0; i < n; i++) {
+        if (ids[i] == 0) ids[i] = new_code_frame(&at[i]);
+        out[i] = (uintptr_t)CF_FRAME(CF_PY_MODULE, ids[i]);
+        py.decref(at[i].code);
+    }
+    if (gc_was_on) py.gc_enable();
+    py.err_restore(type, value, tb);
+    return n;
+}
+
+static bool is_eval(uintptr_t pc)
+{
+    return pc - 1 >= eval_lo && pc - 1 < eval_hi;
+}
+
+/* Python frames (innermost first) in place of the eval loop's native frames.
+ * Up to 3.10 each eval frame runs one Python frame. From 3.11 one eval frame may
+ * run several, which the C API does not tell apart: each takes one, the
+ * outermost takes the rest. Frames beyond the native stack's end go last. */
+static uint32_t merge(uintptr_t *frames, uint32_t n, uint32_t max, const uintptr_t *pyf,
+                      uint32_t np)
+{
+    uintptr_t native[CF_MAX_FRAMES];
+    memcpy(native, frames, n * sizeof *frames);
+    uint32_t last_eval = n, out = 0, used = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (is_eval(native[i])) last_eval = i;
+    for (uint32_t i = 0; i < n && out < max; i++) {
+        if (!is_eval(native[i]) || used == np) {
+            frames[out++] = native[i];
+            continue;
+        }
+        uint32_t take = inline_calls && i == last_eval ? np - used : 1;
+        for (; take > 0 && out < max; take--)
+            frames[out++] = pyf[used++];
+    }
+    while (used < np && out < max)
+        frames[out++] = pyf[used++];
+    return out;
+}
+
+/* Why a thread in a Python process has no Python frames, as its outermost frame. */
+static uint32_t add_marker(uintptr_t *frames, uint32_t n, uint32_t max, uint32_t why)
+{
+    if (n == max) n--;
+    frames[n++] = (uintptr_t)CF_FRAME(CF_PY_MODULE, why);
+    return n;
+}
+
+uint32_t cf_py_merge(uintptr_t *frames, uint32_t n, uint32_t max)
+{
+    if (py_depth == 0 || max == 0 || !python_ready()) return n;
+    uint32_t why;
+    void *tstate = gil_holder(&why);
+    uintptr_t pyf[CF_MAX_FRAMES];
+    uint32_t np = tstate ? read_frames(tstate, pyf, py_depth) : 0;
+    if (np) return merge(frames, n, max, pyf, np);
+    if (tstate) why = CF_PY_NO_FRAMES;
+    return why ? add_marker(frames, n, max, why) : n;
+}
+
+/* ---- names for the report and the replay ---- */
+
+bool cf_pyframe_get(uint32_t id, struct cf_pyframe *out)
+{
+    pthread_mutex_lock(&py_lock);
+    const struct py_loc *l = id < by_id_cap ? locs_by_id[id] : NULL;
+    if (l) {
+        out->file = l->key.name->text;
+        out->function = l->key.name->text + l->key.name->file_len + 1;
+        out->line = (uint32_t)l->key.line;
+    }
+    pthread_mutex_unlock(&py_lock);
+    return l != NULL;
+}
+
+void cf_py_define(const struct cf_event *e)
+{
+    char text[PY_FILE_MAX + PY_FUNC_MAX];
+    uint32_t f = e->len < PY_FILE_MAX - 1 ? e->len : PY_FILE_MAX - 1;
+    uint32_t g = e->len2 < PY_FUNC_MAX - 1 ? e->len2 : PY_FUNC_MAX - 1;
+    memcpy(text, e->str + (e->len - f), f);
+    text[f] = '\0';
+    memcpy(text + f + 1, e->str2, g);
+    text[f + 1 + g] = '\0';
+    bool fresh = false;
+    pthread_mutex_lock(&py_lock);
+    struct py_name *name = name_add(text, f + g + 2, f);
+    if (name && e->site >= CF_PY_FIRST_ID) loc_get(name, e->v[0], e->site, &fresh);
+    pthread_mutex_unlock(&py_lock);
+}

@@ -1,0 +1,31 @@
+/* The record's read API (read.c): what the report consumes. */
+#ifndef CF_RECORD_READ_H
+#define CF_RECORD_READ_H
+
+#include "record/record.h"
+
+/* Live allocations of one call site and kind, at the time of the copy. */
+struct cf_live_group {
+    int site; /* index into the copy's sites, -1 when the allocation had no site */
+    enum cf_kind kind;
+    uint64_t bytes, count;
+    uint64_t requested, granted; /* only allocations whose granted size is known */
+};
+
+struct cf_rec_read {
+    uint64_t now_ns;       /* when the copy was taken */
+    struct cf_record rec;  /* the scalars; its hash heads are NULL */
+    struct cf_site *sites; /* sorted by hash */
+    unsigned nsites;
+    struct cf_pool *pools;
+    unsigned npools;
+    struct cf_live_group *live; /* by bytes, largest first */
+    unsigned nlive;
+    uint64_t live_bytes, live_count;
+};
+
+/* 0, or -1 when memory ran out (nothing to free then). */
+int cf_rec_read(struct cf_rec_read *r);
+void cf_rec_read_free(struct cf_rec_read *r);
+
+#endif

@@ -1,0 +1,301 @@
+#include "replay/table.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "report/format.h"
+
+int cf_rp_sweep_best(const struct cf_rp_result *rows, unsigned first, unsigned count)
+{
+    int best = -1;
+    for (unsigned i = first; i < first + count; i++) {
+        const struct cf_rp_result *r = &rows[i];
+        if (r->error[0]) continue;
+        if (best < 0) {
+            best = (int)i;
+            continue;
+        }
+        const struct cf_rp_result *b = &rows[best];
+        if (r->oom != b->oom) {
+            if (!r->oom) best = (int)i;
+        } else if (r->peak_footprint != b->peak_footprint) {
+            if (r->peak_footprint < b->peak_footprint) best = (int)i;
+        } else if (r->driver_calls < b->driver_calls) {
+            best = (int)i;
+        }
+    }
+    return best;
+}
+
+static double ratio(uint64_t a, uint64_t b)
+{
+    return b ? (double)a / (double)b : 0;
+}
+
+static double secs(uint64_t ns)
+{
+    return (double)ns / 1e9;
+}
+
+/* ---- text ---- */
+
+static void oom_text(const struct cf_rp_device_table *d, const struct cf_rp_result *r, char *out,
+                     size_t n)
+{
+    char t[32];
+    if (d->device_memory == CF_RP_UNLIMITED)
+        snprintf(out, n, "-");
+    else if (!r->oom)
+        snprintf(out, n, "no");
+    else if (r->ooms > 1)
+        snprintf(out, n, "at op %llu, +%s (%llu times)", (unsigned long long)r->oom_op,
+                 cf_fmt_secs(secs(r->oom_t_ns), t, sizeof t), (unsigned long long)r->ooms);
+    else
+        snprintf(out, n, "at op %llu, +%s", (unsigned long long)r->oom_op,
+                 cf_fmt_secs(secs(r->oom_t_ns), t, sizeof t));
+}
+
+static void row_text(const struct cf_rp_table *t, const struct cf_rp_device_table *d,
+                     const struct cf_rp_result *r, int width, struct cf_buf *o)
+{
+    char peak[32], oom[96];
+    if (r->error[0]) {
+        cf_buf_printf(o, "  %-*s  not run: %s\n", width, r->label, r->error);
+        return;
+    }
+    oom_text(d, r, oom, sizeof oom);
+    cf_buf_printf(o, "  %-*s  %14s  %7.3f  %8.1f%%  %8.1f%%  %12llu  %s", width, r->label,
+                  cf_fmt_bytes(r->peak_footprint, peak, sizeof peak),
+                  ratio(r->peak_footprint, r->peak_live), 100 * r->internal, 100 * r->external,
+                  (unsigned long long)r->driver_calls, oom);
+    if (t->checked) cf_buf_printf(o, "  [checks: %d failed]", r->violations);
+    cf_buf_puts(o, "\n");
+}
+
+static void sweep_text(const struct cf_rp_device_table *d, const struct cf_rp_sweep *s,
+                       struct cf_buf *o)
+{
+    char peak[32];
+    const struct cf_rp_result *base = &d->results[s->base];
+    if (s->best < 0) {
+        cf_buf_printf(o, "  sweep of %s for %s: no setting ran\n", s->knob, base->label);
+        return;
+    }
+    const struct cf_rp_result *b = &d->results[s->best];
+    cf_buf_printf(o, "  best %s for %s: %s (peak %s", s->knob, base->label, b->label,
+                  cf_fmt_bytes(b->peak_footprint, peak, sizeof peak));
+    if (!base->error[0] && base->peak_footprint)
+        cf_buf_printf(o, ", %+.1f%% against %s",
+                      100.0 * ((double)b->peak_footprint / (double)base->peak_footprint - 1),
+                      base->label);
+    cf_buf_puts(o, b->oom ? ", runs out of memory)\n" : ")\n");
+}
+
+static void device_text(const struct cf_rp_table *t, const struct cf_rp_device_table *d,
+                        struct cf_buf *o)
+{
+    char a[32], b[32];
+    const struct cf_rp_stream *s = d->stream;
+    cf_buf_printf(o, "\ndevice %d: %u allocations, %u frees replayed; peak live %s at +%s\n",
+                  s->device, s->nallocs, s->nfrees, cf_fmt_bytes(s->peak_live, a, sizeof a),
+                  cf_fmt_secs(secs(s->peak_live_t_ns), b, sizeof b));
+    if (d->device_memory == CF_RP_UNLIMITED)
+        cf_buf_puts(o, "  device memory not known (give --device-memory): no out-of-memory "
+                       "check\n");
+    else
+        cf_buf_printf(o, "  device memory %s (%s)\n", cf_fmt_bytes(d->device_memory, a, sizeof a),
+                      strcmp(d->memory_from, "trace") == 0 ? "from the trace"
+                                                           : "from --device-memory");
+    if (d->traced_known)
+        cf_buf_printf(o, "  traced run: peak footprint %s (%.3f x its peak live %s)\n",
+                      cf_fmt_bytes(d->traced_peak_footprint, a, sizeof a),
+                      ratio(d->traced_peak_footprint, d->traced_peak_live),
+                      cf_fmt_bytes(d->traced_peak_live, b, sizeof b));
+    int width = 5;
+    for (unsigned i = 0; i < d->nresults; i++) {
+        int len = (int)strlen(d->results[i].label);
+        if (len > width) width = len;
+    }
+    cf_buf_printf(o, "\n  %-*s  %14s  %7s  %9s  %9s  %12s  %s\n", width, "model", "peak footprint",
+                  "x live", "internal", "external", "driver calls", "out of memory");
+    for (unsigned i = 0; i < d->nresults; i++)
+        row_text(t, d, &d->results[i], width, o);
+    if (d->nsweeps) cf_buf_puts(o, "\n");
+    for (unsigned i = 0; i < d->nsweeps; i++)
+        sweep_text(d, &d->sweeps[i], o);
+}
+
+void cf_rp_render_text(const struct cf_rp_table *t, struct cf_buf *o)
+{
+    cf_buf_printf(o, "-- what-if replay of %s --\n", t->trace);
+    if (t->program && t->program[0]) cf_buf_printf(o, "program: %s\n", t->program);
+    if (t->ndevs == 0) cf_buf_puts(o, "\nno device memory was allocated: nothing to replay\n");
+    for (unsigned i = 0; i < t->ndevs; i++)
+        device_text(t, &t->devs[i], o);
+    cf_buf_puts(o, "\npeak footprint: device memory the allocator holds at its peak; x live: "
+                   "over the peak of live bytes\nrequested; internal, external: fragmentation "
+                   "at that peak (docs/replay.md)\n");
+}
+
+/* ---- JSON ---- */
+
+struct json {
+    struct cf_buf *o;
+    bool first;
+};
+
+static void key(struct json *j, const char *k)
+{
+    if (!j->first) cf_buf_puts(j->o, ", ");
+    j->first = false;
+    cf_buf_json_str(j->o, k);
+    cf_buf_puts(j->o, ": ");
+}
+
+static void k_u64(struct json *j, const char *k, uint64_t v)
+{
+    key(j, k);
+    cf_buf_printf(j->o, "%llu", (unsigned long long)v);
+}
+
+static void k_num(struct json *j, const char *k, double v)
+{
+    key(j, k);
+    cf_buf_json_num(j->o, v);
+}
+
+static void k_str(struct json *j, const char *k, const char *v)
+{
+    key(j, k);
+    cf_buf_json_str(j->o, v);
+}
+
+static void open_obj(struct json *j, const char *k)
+{
+    if (k)
+        key(j, k);
+    else if (!j->first)
+        cf_buf_puts(j->o, ", ");
+    cf_buf_puts(j->o, "{");
+    j->first = true;
+}
+
+static void close_obj(struct json *j)
+{
+    cf_buf_puts(j->o, "}");
+    j->first = false;
+}
+
+static void open_arr(struct json *j, const char *k)
+{
+    key(j, k);
+    cf_buf_puts(j->o, "[");
+    j->first = true;
+}
+
+static void close_arr(struct json *j)
+{
+    cf_buf_puts(j->o, "]");
+    j->first = false;
+}
+
+static void result_json(struct json *j, const struct cf_rp_table *t,
+                        const struct cf_rp_device_table *d, const struct cf_rp_result *r)
+{
+    const struct cf_rp_config *c = r->config;
+    open_obj(j, NULL);
+    k_str(j, "model", c->def->name);
+    k_str(j, "label", r->label);
+    open_obj(j, "knobs");
+    for (unsigned i = 0; i < c->def->nknobs; i++)
+        k_str(j, c->def->knobs[i].name, c->set[i] ? c->text[i] : c->def->knobs[i].def);
+    close_obj(j);
+    if (r->error[0]) {
+        k_str(j, "error", r->error);
+        close_obj(j);
+        return;
+    }
+    k_u64(j, "peak_footprint_bytes", r->peak_footprint);
+    k_num(j, "peak_footprint_over_peak_live", ratio(r->peak_footprint, r->peak_live));
+    k_u64(j, "peak_at_op", r->peak_op);
+    k_num(j, "peak_at_s", secs(r->peak_t_ns));
+    k_u64(j, "live_at_peak_bytes", r->live_at_peak);
+    k_u64(j, "granted_at_peak_bytes", r->granted_at_peak);
+    k_num(j, "internal_fragmentation_at_peak", r->internal);
+    k_num(j, "external_fragmentation_at_peak", r->external);
+    k_u64(j, "driver_calls", r->driver_calls);
+    if (d->device_memory == CF_RP_UNLIMITED || !r->oom) {
+        key(j, "oom");
+        cf_buf_puts(j->o, "null");
+    } else {
+        open_obj(j, "oom");
+        k_u64(j, "op", r->oom_op);
+        k_u64(j, "seq", r->oom_seq);
+        k_num(j, "at_s", secs(r->oom_t_ns));
+        k_u64(j, "request_bytes", r->oom_size);
+        k_u64(j, "count", r->ooms);
+        close_obj(j);
+    }
+    if (t->checked) k_u64(j, "check_violations", (uint64_t)r->violations);
+    close_obj(j);
+}
+
+static void device_json(struct json *j, const struct cf_rp_table *t,
+                        const struct cf_rp_device_table *d)
+{
+    const struct cf_rp_stream *s = d->stream;
+    open_obj(j, NULL);
+    k_u64(j, "device", (uint64_t)s->device);
+    key(j, "device_memory_bytes");
+    if (d->device_memory == CF_RP_UNLIMITED)
+        cf_buf_puts(j->o, "null");
+    else
+        cf_buf_printf(j->o, "%llu", (unsigned long long)d->device_memory);
+    k_str(j, "device_memory_from", d->device_memory == CF_RP_UNLIMITED ? NULL : d->memory_from);
+    k_u64(j, "allocations", s->nallocs);
+    k_u64(j, "frees", s->nfrees);
+    k_u64(j, "peak_live_bytes", s->peak_live);
+    k_num(j, "peak_live_at_s", secs(s->peak_live_t_ns));
+    if (d->traced_known) {
+        open_obj(j, "traced");
+        k_u64(j, "peak_footprint_bytes", d->traced_peak_footprint);
+        k_u64(j, "peak_live_bytes", d->traced_peak_live);
+        close_obj(j);
+    }
+    open_arr(j, "models");
+    for (unsigned i = 0; i < d->nresults; i++)
+        result_json(j, t, d, &d->results[i]);
+    close_arr(j);
+    open_arr(j, "sweeps");
+    for (unsigned i = 0; i < d->nsweeps; i++) {
+        const struct cf_rp_sweep *w = &d->sweeps[i];
+        open_obj(j, NULL);
+        k_str(j, "knob", w->knob);
+        k_str(j, "base", d->results[w->base].label);
+        open_arr(j, "labels");
+        for (unsigned r = w->first; r < w->first + w->count; r++) {
+            if (!j->first) cf_buf_puts(j->o, ", ");
+            j->first = false;
+            cf_buf_json_str(j->o, d->results[r].label);
+        }
+        close_arr(j);
+        k_str(j, "best", w->best < 0 ? NULL : d->results[w->best].label);
+        close_obj(j);
+    }
+    close_arr(j);
+    close_obj(j);
+}
+
+void cf_rp_render_json(const struct cf_rp_table *t, struct cf_buf *o)
+{
+    struct json j = {.o = o, .first = true};
+    open_obj(&j, NULL);
+    k_str(&j, "trace", t->trace);
+    k_str(&j, "program", t->program);
+    open_arr(&j, "devices");
+    for (unsigned i = 0; i < t->ndevs; i++)
+        device_json(&j, t, &t->devs[i]);
+    close_arr(&j);
+    close_obj(&j);
+    cf_buf_puts(o, "\n");
+}

@@ -1,0 +1,48 @@
+/* The what-if table, as text and as JSON: per device, one row per model
+ * configuration, and for each sweep the best setting. The layouts are
+ * documented in docs/replay.md. */
+#ifndef CF_REPLAY_TABLE_H
+#define CF_REPLAY_TABLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "replay/run.h"
+#include "report/strbuf.h"
+
+/* One knob of one model tried at several values: rows first .. first+count-1
+ * of the device's results, compared with the row base (the model as given). */
+struct cf_rp_sweep {
+    char knob[48];
+    unsigned base, first, count;
+    int best; /* a row, -1 when no setting ran */
+};
+
+struct cf_rp_device_table {
+    const struct cf_rp_stream *stream;
+    uint64_t device_memory;  /* CF_RP_UNLIMITED: not known, no model runs out */
+    const char *memory_from; /* "option" (--device-memory) or "trace" */
+    bool traced_known;       /* the traced run's own figures (from the record) */
+    uint64_t traced_peak_footprint, traced_peak_live;
+    struct cf_rp_result *results;
+    unsigned nresults;
+    struct cf_rp_sweep *sweeps;
+    unsigned nsweeps;
+};
+
+struct cf_rp_table {
+    const char *trace, *program;
+    struct cf_rp_device_table *devs;
+    unsigned ndevs;
+    bool checked; /* invariants were checked: show the violations */
+};
+
+/* The best row of a sweep: no error, no out of memory when some setting
+ * avoids it, then the lowest peak footprint, then the fewest driver calls,
+ * then the first given. -1 when no row ran. */
+int cf_rp_sweep_best(const struct cf_rp_result *rows, unsigned first, unsigned count);
+
+void cf_rp_render_text(const struct cf_rp_table *t, struct cf_buf *out);
+void cf_rp_render_json(const struct cf_rp_table *t, struct cf_buf *out);
+
+#endif

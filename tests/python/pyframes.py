@@ -1,0 +1,53 @@
+"""Allocations on the simulated device through ctypes, for pyframes.sh: two
+functions that hold the GIL during the call (ctypes.PyDLL), one call that
+releases it (ctypes.CDLL), and one on a native thread that never ran Python.
+The lines marked SITE_* and CALL_* are where the report must place them.
+Usage: pyframes.py HELPER_LIBRARY"""
+import ctypes
+import sys
+
+rt = ctypes.PyDLL("libcudart.so.13")  # keeps the GIL during the call
+rt_released = ctypes.CDLL("libcudart.so.13")  # releases it
+helper = ctypes.CDLL(sys.argv[1])
+helper.alloc_on_native_thread.restype = ctypes.c_void_p
+helper.alloc_on_native_thread.argtypes = [ctypes.c_size_t]
+
+MIB = 1 << 20
+
+
+def check(rc):
+    if rc != 0:
+        sys.exit(f"cudaMalloc failed: {rc}")
+
+
+def alloc_a(n):
+    p = ctypes.c_void_p()
+    check(rt.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(n)))  # SITE_A
+    return p
+
+
+def alloc_b(n):
+    p = ctypes.c_void_p()
+    check(rt.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(n)))  # SITE_B
+    return p
+
+
+def released(n):
+    p = ctypes.c_void_p()
+    check(rt_released.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(n)))  # SITE_RELEASED
+    return p
+
+
+def main():
+    keep = []
+    for _ in range(3):
+        keep.append(alloc_a(MIB))  # CALL_A_LOOP
+    keep.append(alloc_a(MIB))  # CALL_A_ONCE
+    keep.append(alloc_b(3 * MIB))  # CALL_B
+    keep.append(released(2 * MIB))
+    if not helper.alloc_on_native_thread(5 * MIB):
+        sys.exit("the native thread's cudaMalloc failed")
+    return keep
+
+
+main()
