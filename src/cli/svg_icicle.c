@@ -160,14 +160,20 @@ static void draw(struct draw *d, int at, double px, unsigned depth)
     d->boxes++;
     if (depth + 1 > d->depth) d->depth = depth + 1;
     box(d, x, px, depth, w);
-    int kids[256], n = 0;
-    for (int c = x->child; c >= 0 && n < 256; c = d->t->n[c].sibling)
+    int n = 0;
+    for (int c = x->child; c >= 0; c = d->t->n[c].sibling)
+        n++;
+    int *kids = malloc((size_t)n * sizeof *kids + 1);
+    if (kids == NULL) return;
+    n = 0;
+    for (int c = x->child; c >= 0; c = d->t->n[c].sibling)
         kids[n++] = c;
     qsort_r(kids, (size_t)n, sizeof kids[0], by_value, (void *)d->t);
     for (int i = 0; i < n; i++) {
         draw(d, kids[i], px, depth + 1);
         px += (double)d->t->n[kids[i]].value * d->scale;
     }
+    free(kids);
 }
 
 static void free_tree(struct tree *t)
