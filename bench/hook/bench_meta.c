@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "record/meta_alloc.h"
+#include "base/meta_alloc.h"
 #include "record/record.h"
 
 /* 12 frames, each one of two functions: 4096 distinct stacks within 16 frames. */

@@ -6,10 +6,10 @@
 #include "arena/arena_dev.h"
 #include "arena/shadow.h"
 #include "config/config.h"
-#include "hook/ctx_state.h"
-#include "hook/real.h"
-#include "util/export.h"
-#include "util/log.h"
+#include "base/ctx_state.h"
+#include "base/real.h"
+#include "base/export.h"
+#include "base/log.h"
 
 #include <string.h>
 #include <time.h>

@@ -2,7 +2,7 @@
 #include "arena/hostmem.h"
 
 #include "config/config.h"
-#include "hook/real.h"
+#include "base/real.h"
 
 #include <string.h>
 

@@ -3,7 +3,7 @@
 #include "arena/arena_dev.h"
 #include "arena/hostmem.h"
 
-#include "hook/real.h"
+#include "base/real.h"
 
 #define POLL_MAX       64 /* pending blocks examined per pass */
 #define REUSE_SCAN_MAX 32 /* pending blocks looked at for a same-size reuse */

@@ -1,8 +1,8 @@
 #include "arena/backing.h"
 #include "arena/hostmem.h"
 
-#include "hook/real.h"
-#include "util/log.h"
+#include "base/real.h"
+#include "base/log.h"
 
 #include <string.h>
 

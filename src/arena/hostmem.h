@@ -4,8 +4,8 @@
 #ifndef CF_ARENA_HOSTMEM_H
 #define CF_ARENA_HOSTMEM_H
 
-#include "record/meta_alloc.h"
-#include "record/record.h"
+#include "base/meta_alloc.h"
+#include "base/table.h"
 
 #include <string.h>
 

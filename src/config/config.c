@@ -1,6 +1,6 @@
 #include "config/config.h"
 
-#include "util/log.h"
+#include "base/log.h"
 
 #include <ctype.h>
 #include <errno.h>

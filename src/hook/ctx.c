@@ -7,7 +7,7 @@
  * libcudart reaching the driver in ways we would not see. */
 #include "hook/cuda_abi.h"
 
-#include "hook/ctx_state.h"
+#include "base/ctx_state.h"
 #include "hook/guard.h"
 #include "hook/note.h"
 #include "hook/symbols.h"

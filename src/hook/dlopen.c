@@ -3,11 +3,11 @@
  * libcuda skip our exported wrappers. That cannot be undone from here; it is
  * reported once. The call itself reaches libc by a tail jump (hook/tailjump.h),
  * so dlopen still sees the program as its caller. */
-#include "hook/ctx_state.h"
-#include "hook/real.h"
+#include "base/ctx_state.h"
+#include "base/real.h"
 #include "hook/tailjump.h"
-#include "util/export.h"
-#include "util/log.h"
+#include "base/export.h"
+#include "base/log.h"
 
 #include <dlfcn.h>
 #include <stddef.h>

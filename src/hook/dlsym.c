@@ -7,11 +7,11 @@
  * (RTLD_DEFAULT finds our exported wrappers by itself: libcudafrag.so comes first
  * in the global scope.) */
 #include "hook/guard.h"
-#include "hook/real.h"
+#include "base/real.h"
 #include "hook/symbols.h"
 #include "hook/tailjump.h"
 
-#include "util/export.h"
+#include "base/export.h"
 
 #include <dlfcn.h>
 

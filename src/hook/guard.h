@@ -4,7 +4,7 @@
 #ifndef CF_HOOK_GUARD_H
 #define CF_HOOK_GUARD_H
 
-#include "util/export.h"
+#include "base/export.h"
 
 #include "record/record.h"
 

@@ -3,10 +3,10 @@
 #include "hook/note.h"
 
 #include "arena/arena.h"
-#include "hook/ctx_state.h"
+#include "base/ctx_state.h"
 #include "hook/guard.h"
-#include "hook/real.h"
-#include "util/log.h"
+#include "base/real.h"
+#include "base/log.h"
 
 CUresult cf_missing_driver(const char *name)
 {

@@ -3,7 +3,7 @@
 #include "hook/route.h"
 
 #include "arena/arena.h"
-#include "hook/ctx_state.h"
+#include "base/ctx_state.h"
 
 #include <errno.h>
 

@@ -5,7 +5,7 @@
 #include "hook/cuda_abi.h"
 
 #include "arena/arena.h"
-#include "hook/ctx_state.h"
+#include "base/ctx_state.h"
 #include "hook/guard.h"
 #include "hook/note.h"
 #include "hook/symbols.h"

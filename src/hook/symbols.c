@@ -2,10 +2,10 @@
 
 #include "hook/symbols.h"
 
-#include "hook/ctx_state.h"
-#include "hook/real.h"
-#include "util/export.h"
-#include "util/log.h"
+#include "base/ctx_state.h"
+#include "base/real.h"
+#include "base/export.h"
+#include "base/log.h"
 
 #include <stdbool.h>
 #include <string.h>

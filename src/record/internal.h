@@ -11,10 +11,7 @@
 #include "record/event.h"
 #include "record/record.h"
 #include "record/trace.h"
-#include "util/export.h"
-
-/* ---- clock.c ---- */
-void cf_tid_forget(void); /* in the child after fork */
+#include "base/export.h"
 
 /* ---- stack.c: libunwind, loaded privately on first use ---- */
 /* Frames of the application above `caller` (the return address of the cf_rec_*

@@ -12,9 +12,9 @@
 #include <string.h>
 #include <sys/types.h>
 
-#include "hook/real.h"
+#include "base/real.h"
 #include "record/internal.h"
-#include "util/log.h"
+#include "base/log.h"
 
 #define PY_FILE_MAX  512   /* bytes of a file name kept (its end) */
 #define PY_FUNC_MAX  256   /* bytes of a function name kept */

@@ -6,7 +6,7 @@
 
 #include "config/config.h"
 #include "record/internal.h"
-#include "record/meta_alloc.h"
+#include "base/meta_alloc.h"
 
 struct cf_record cf_rec;
 

@@ -9,18 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Every uthash table of the record (and of whoever includes this header) takes its
- * buckets from cudafrag's own mmap-backed allocator, never from malloc: the hooks
- * insert while holding a lock, possibly inside the application's malloc. The
- * #undef lets this header follow a plain #include <uthash.h>: the macros are
- * expanded where the HASH_* macros are used, not where uthash.h was read. */
-void *cf_meta_alloc(size_t size);
-void cf_meta_free(void *p, size_t size);
-#undef uthash_malloc
-#undef uthash_free
-#define uthash_malloc(sz)    cf_meta_alloc(sz)
-#define uthash_free(ptr, sz) cf_meta_free((ptr), (sz))
-#include <uthash.h>
+#include "base/clock.h"
+#include "base/table.h"
 
 #define CF_MAX_FRAMES  64
 #define CF_SITE_SIZES  8 /* distinct sizes a site remembers (size_seen) */
@@ -304,9 +294,5 @@ bool cf_rec_sample_final(void);
 /* A graph was launched on stream: sample the graph memory pool (rate-limited). */
 void cf_rec_graph_launched(uint64_t stream);
 bool cf_rec_any_activity(void);
-
-/* Clock (CLOCK_MONOTONIC in ns) and thread id without syscalls on the fast path. */
-uint64_t cf_now_ns(void);
-uint32_t cf_tid(void);
 
 #endif

@@ -8,8 +8,8 @@
  * while a record lock is held, never on a capturing stream. Every result is an
  * event, so a replay of the trace sees the same values. Without a driver (unit
  * tests) nothing is sampled. */
-#include "hook/ctx_state.h"
-#include "hook/real.h"
+#include "base/ctx_state.h"
+#include "base/real.h"
 #include "record/internal.h"
 
 #define FINAL_POOLS_MAX 256

@@ -5,9 +5,9 @@
 #include <dlfcn.h>
 #include <link.h>
 
-#include "hook/real.h"
+#include "base/real.h"
 #include "record/internal.h"
-#include "util/log.h"
+#include "base/log.h"
 
 /* Extra frames asked for, to make room for cudafrag's own frames that are skipped. */
 #define OWN_FRAMES_SLACK 16

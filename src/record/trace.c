@@ -20,7 +20,7 @@
 
 #include "record/internal.h"
 #include "record/trace.h"
-#include "util/log.h"
+#include "base/log.h"
 
 #define BLOCK_BYTES (64u * 1024u)
 

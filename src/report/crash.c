@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "record/record.h"
-#include "util/log.h"
+#include "base/log.h"
 
 static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGTERM, SIGINT};
 #define NFATAL (sizeof fatal_signals / sizeof fatal_signals[0])

@@ -8,7 +8,7 @@
 
 #include "report/format.h"
 #include "report/snapshot.h"
-#include "util/log.h"
+#include "base/log.h"
 
 #define B(v) cf_fmt_bytes((v), (char[32]){0}, 32)
 #define T(v) cf_fmt_secs((v), (char[32]){0}, 32)

@@ -21,14 +21,14 @@
 #include <unistd.h>
 
 #include "config/config.h"
-#include "hook/real.h"
+#include "base/real.h"
 #include "record/record.h"
 #include "report/crash.h"
 #include "report/lifecycle.h"
 #include "report/report.h"
 #include "report/trace_out.h"
-#include "util/export.h"
-#include "util/log.h"
+#include "base/export.h"
+#include "base/log.h"
 
 static bool active;     /* the constructor set everything up */
 static pid_t owner_pid; /* the process the record belongs to (see _exit) */

@@ -11,15 +11,12 @@
 #include <unistd.h>
 
 #include "config/config.h"
-#include "cudafrag/cudafrag.h"
 #include "record/record.h"
 #include "report/outpath.h"
 #include "report/render.h"
 #include "report/snapshot.h"
-#include "util/export.h"
-#include "util/log.h"
-
-#include "cudafrag_build.h"
+#include "base/export.h"
+#include "base/log.h"
 
 static pthread_mutex_t report_mutex = PTHREAD_MUTEX_INITIALIZER;
 static int final_written;
@@ -204,14 +201,4 @@ void cf_report_reset_after_fork(void)
     memcpy(&report_mutex, &fresh, sizeof fresh);
     __atomic_store_n(&final_written, 0, __ATOMIC_RELEASE);
     interim_seq = 0;
-}
-
-CF_EXPORT const char *cudafrag_version(void)
-{
-    return CUDAFRAG_VERSION;
-}
-
-CF_EXPORT int cudafrag_report_now(void)
-{
-    return cf_report_interim("cudafrag_report_now");
 }

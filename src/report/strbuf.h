@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "util/log.h"
+#include "base/log.h"
 
 struct cf_buf {
     char *data;

@@ -11,7 +11,7 @@
 #include "record/record.h"
 #include "report/elfsyms.h"
 #include "report/fold.h"
-#include "util/log.h"
+#include "base/log.h"
 
 static int cmp_sym(const void *a, const void *b)
 {

@@ -14,7 +14,7 @@
 #include "config/config.h"
 #include "record/trace.h"
 #include "report/outpath.h"
-#include "util/log.h"
+#include "base/log.h"
 
 #include "cudafrag_build.h"
 

@@ -4,7 +4,7 @@
 #include <malloc.h>
 
 #include "check.h"
-#include "record/meta_alloc.h"
+#include "base/meta_alloc.h"
 #include "record/record.h"
 
 /* This program's malloc family counts calls while `counting` is set. */

@@ -2,8 +2,8 @@
  * Everything here works before any constructor ran and without malloc: the
  * dynamic loader may call into us (through dlsym) while it is still starting
  * libcuda, and libcuda itself calls dlsym. */
-#include "hook/real.h"
-#include "util/export.h"
+#include "base/real.h"
+#include "base/export.h"
 
 #include <dlfcn.h>
 #include <stdbool.h>

@@ -2,12 +2,12 @@
  * region carved from a slab; freed blocks go back to their class list and are
  * reused, slabs are never unmapped (the tables only grow to the program's peak).
  * Callers always pass the size back on free (uthash does), so blocks carry no header. */
-#include "record/meta_alloc.h"
+#include "base/meta_alloc.h"
 
 #include <pthread.h>
 #include <sys/mman.h>
 
-#include "util/log.h"
+#include "base/log.h"
 
 #define SLAB_BYTES (256u * 1024u)
 

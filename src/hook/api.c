@@ -1,10 +1,14 @@
-/* The public counters a program can read (include/cudafrag/cudafrag.h). */
+/* The public API, all of it (include/cudafrag/cudafrag.h): the version, a report on
+ * demand, the counters a program can read, markers for the trace. */
 #include "cudafrag/cudafrag.h"
 
 #include "record/record.h"
-#include "util/export.h"
+#include "report/report.h"
+#include "base/export.h"
 
 #include <string.h>
+
+#include "cudafrag_build.h"
 
 /* Exported names count under their API: cuMemAlloc_v2 and cuMemAllocAsync_ptsz
  * are cuMemAlloc and cuMemAllocAsync. */
@@ -40,4 +44,14 @@ CF_EXPORT int cudafrag_mark(const char *label)
     if (label == NULL) return -1;
     cf_rec_mark(label);
     return 0;
+}
+
+CF_EXPORT const char *cudafrag_version(void)
+{
+    return CUDAFRAG_VERSION;
+}
+
+CF_EXPORT int cudafrag_report_now(void)
+{
+    return cf_report_interim("cudafrag_report_now");
 }

@@ -1,4 +1,4 @@
-#include "util/log.h"
+#include "base/log.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -14,7 +14,10 @@
 #include <x86intrin.h>
 #endif
 
-#include "record/internal.h"
+#include "base/clock.h"
+#include "base/export.h"
+
+#include <stdbool.h>
 
 #define CALIBRATION_NS 20000000u
 

@@ -3,10 +3,10 @@
  * call measured on an H200), and their answers change only at calls our wrappers
  * see: the current context at set/push/pop/create/destroy, a stream's device never
  * while the handle lives, the capture state at begin/end. */
-#include "hook/ctx_state.h"
+#include "base/ctx_state.h"
 
-#include "hook/real.h"
-#include "util/export.h"
+#include "base/real.h"
+#include "base/export.h"
 
 #include <stdint.h>
 

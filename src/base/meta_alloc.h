@@ -1,14 +1,14 @@
 /* cudafrag's own memory for its tables and nodes: mmap-backed size classes, so
  * that recording never calls malloc (the hooks may run inside the application's
- * malloc, a signal handler's caller, or while we hold a record lock). The
- * allocation functions themselves are declared in record.h, where uthash needs them. */
-#ifndef CF_RECORD_META_ALLOC_H
-#define CF_RECORD_META_ALLOC_H
+ * malloc, a signal handler's caller, or while we hold a record lock). */
+#ifndef CF_BASE_META_ALLOC_H
+#define CF_BASE_META_ALLOC_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "record/record.h"
+void *cf_meta_alloc(size_t size);
+void cf_meta_free(void *p, size_t size);
 
 /* Requests above this go straight to mmap/munmap (uthash bucket arrays of big tables). */
 #define CF_META_MAX_CLASS 65536
