@@ -12,7 +12,7 @@
 #include "report/fold.h"
 #include "report/snapshot.h"
 #include "report/strbuf.h"
-#include "util/log.h"
+#include "base/log.h"
 
 static void kstr(struct cf_buf *b, const char *k, const char *v)
 {
