@@ -71,15 +71,28 @@ static void module_path(const Dl_info *di, struct link_map *lm, char *out, size_
 
 /* C++ names as people read them. The demangler of libstdc++ is used when the
  * program has loaded it (every C++ program has; C programs have no mangled
- * names): looked up at report time, never linked. */
+ * names): looked up at report time, never linked. A Python program loads it
+ * with its extension modules, privately (RTLD_LOCAL), where the global scope
+ * does not see it: then it is asked for by name, without loading it. */
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+
+static demangle_fn find_demangler(void)
+{
+    demangle_fn fn = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    if (fn) return fn;
+    void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_NOLOAD);
+    if (h == NULL) return NULL;
+    fn = (demangle_fn)dlsym(h, "__cxa_demangle");
+    dlclose(h); /* only drops the reference RTLD_NOLOAD took */
+    return fn;
+}
 
 static void demangle(const char *name, char *out, size_t n)
 {
     static demangle_fn fn;
     static bool looked;
     if (strncmp(name, "_Z", 2) == 0 && !looked) {
-        fn = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+        fn = find_demangler();
         looked = true;
     }
     int status = -1;
