@@ -100,6 +100,14 @@ static uint64_t footprint_of(const struct cf_device_stats *d)
            d->array_bytes;
 }
 
+/* now = 0: a free taken out of the live table before its real call returned, whose
+ * time is not known yet; a peak reached then (the arena mapped more meanwhile) is
+ * stamped with the clock. */
+static uint64_t time_of(uint64_t now)
+{
+    return now ? now : cf_now_ns();
+}
+
 /* The peaks, after the device's state changed at time now; true when the
  * footprint reached a new peak. */
 static bool note_peaks(struct cf_device_stats *d, uint64_t now)
@@ -109,7 +117,7 @@ static bool note_peaks(struct cf_device_stats *d, uint64_t now)
     d->footprint = f;
     if (new_peak) {
         d->peak_footprint = f;
-        d->peak_footprint_t_ns = now;
+        d->peak_footprint_t_ns = time_of(now);
         d->live_at_peak_footprint = d->live_bytes;
         d->at_peak = (struct cf_fp_parts){.raw = d->raw_bytes,
                                           .raw_live = d->raw_live,
@@ -123,7 +131,7 @@ static bool note_peaks(struct cf_device_stats *d, uint64_t now)
     }
     if (d->live_bytes > d->peak_live_bytes) {
         d->peak_live_bytes = d->live_bytes;
-        d->peak_t_ns = now;
+        d->peak_t_ns = time_of(now);
         d->footprint_at_peak_live = f;
     }
     return new_peak;
@@ -161,6 +169,7 @@ static void follow_arena(struct cf_device_stats *d, int device, const struct cf_
     uint64_t mapped = cf_arena_mapped_now(device);
     if (mapped == d->arena_mapped) return;
     d->arena_mapped = mapped;
+    now = time_of(now);
     note_peaks(d, now);
     cf_trace_series(cf_seq_next(), now, device, CF_SERIES_ARENA, mapped, 0);
 }

@@ -71,7 +71,7 @@ static struct cf_site *site_of_stack(enum cf_api api, uintptr_t caller)
 __attribute__((noinline)) void cf_rec_alloc(const struct cf_alloc_info *ai)
 {
     cf_rec_init();
-    uint64_t now = cf_now_ns();
+    uint64_t now = ai->t_ns ? ai->t_ns : cf_now_ns();
     bool ok = ai->result == 0;
     struct cf_site *site = site_of_stack(ai->api, (uintptr_t)__builtin_return_address(0));
     struct cf_event e = {.type = CF_EV_ALLOC,
@@ -105,13 +105,16 @@ void cf_rec_retire(struct cf_alloc *a, uint64_t now)
     cf_meta_free(a, sizeof *a);
 }
 
+/* No clock here: a free's time is when the real call returned (cf_rec_free_end);
+ * the footprint reads the clock only if this removal makes a new peak (0). */
 struct cf_alloc *cf_rec_free_begin(uint64_t addr)
 {
     cf_rec_init();
-    return cf_apply_free_begin(addr, cf_now_ns());
+    return cf_apply_free_begin(addr, 0);
 }
 
-bool cf_rec_free_end(enum cf_api api, uint64_t addr, struct cf_alloc *a, int result, uint64_t ns)
+bool cf_rec_free_end(enum cf_api api, uint64_t addr, struct cf_alloc *a, int result, uint64_t ns,
+                     uint64_t t_ns)
 {
     cf_rec_init();
     bool known = result == 0 && addr != 0 && a != NULL;
@@ -119,7 +122,7 @@ bool cf_rec_free_end(enum cf_api api, uint64_t addr, struct cf_alloc *a, int res
                          .api = (uint8_t)api,
                          .addr = addr,
                          .result = result,
-                         .t_ns = cf_now_ns(),
+                         .t_ns = t_ns ? t_ns : cf_now_ns(),
                          .ns = ns};
     cf_apply_free(&e, a);
     cf_emit(&e);
@@ -128,7 +131,7 @@ bool cf_rec_free_end(enum cf_api api, uint64_t addr, struct cf_alloc *a, int res
 
 bool cf_rec_free(enum cf_api api, uint64_t addr, int result)
 {
-    return cf_rec_free_end(api, addr, result == 0 ? cf_rec_free_begin(addr) : NULL, result, 0);
+    return cf_rec_free_end(api, addr, result == 0 ? cf_rec_free_begin(addr) : NULL, result, 0, 0);
 }
 
 void cf_rec_call(enum cf_api api, int result, uint64_t ns)

@@ -233,9 +233,10 @@ struct cf_alloc_info {
     int result; /* CUresult / cudaError_t the app got; 0 = success */
     bool oom;   /* result is an out-of-memory code */
     bool arena;
-    bool graph;  /* made while the stream was capturing: a graph allocation, pool = 0 */
-    bool shadow; /* feed the host-only arena model (native cudaMalloc/cuMemAlloc family) */
-    uint64_t ns; /* time inside the real call, 0 if not measured */
+    bool graph;    /* made while the stream was capturing: a graph allocation, pool = 0 */
+    bool shadow;   /* feed the host-only arena model (native cudaMalloc/cuMemAlloc family) */
+    uint64_t ns;   /* time inside the real call, 0 if not measured */
+    uint64_t t_ns; /* when the real call returned; 0: the record reads the clock */
 };
 void cf_rec_alloc(const struct cf_alloc_info *ai);
 /* Returns true when addr was a live allocation we recorded. */
@@ -245,9 +246,11 @@ bool cf_rec_free(enum cf_api api, uint64_t addr, int result);
  * can be recorded before this call returns: so begin takes addr's entry out of
  * the live table first (NULL: addr is not live), and end, given the real result,
  * retires the entry or puts it back when the free failed. Neither holds a lock
- * across the real call. end returns what cf_rec_free returns. */
+ * across the real call. end returns what cf_rec_free returns; t_ns is when the real
+ * call returned (0: the record reads the clock). */
 struct cf_alloc *cf_rec_free_begin(uint64_t addr);
-bool cf_rec_free_end(enum cf_api api, uint64_t addr, struct cf_alloc *a, int result, uint64_t ns);
+bool cf_rec_free_end(enum cf_api api, uint64_t addr, struct cf_alloc *a, int result, uint64_t ns,
+                     uint64_t t_ns);
 void cf_rec_call(enum cf_api api, int result, uint64_t ns); /* count an 'O' API */
 void cf_rec_pool_seen(uint64_t pool, int device, bool is_default, bool created_by_app);
 void cf_rec_pool_destroyed(uint64_t pool);
