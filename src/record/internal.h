@@ -16,6 +16,61 @@
 /* ---- clock.c ---- */
 void cf_tid_forget(void); /* in the child after fork */
 
+/* ---- thread.c: what a thread counts on its own, and its caches ---- */
+#define CF_SITE_REFS   8 /* call sites a thread remembers (direct-mapped by stack hash) */
+#define CF_KNOWN_SIZES 4 /* sizes a thread knows are in the distinct-size set */
+
+/* A call site as its last use on this thread left it: the site table is not
+ * searched and the site's cold lines are not read (site.c). */
+struct cf_site_ref {
+    uint64_t hash; /* 0: empty */
+    struct cf_site *site;
+    uint64_t last_size; /* noted at this site already (0: none) */
+    uint32_t id;
+};
+
+struct cf_bin {
+    uint64_t count, bytes;
+};
+
+/* One per thread (reused after the thread exits), from the meta allocator. The
+ * owner writes without atomics or locks, with relaxed stores; cf_rec_collect
+ * reads with relaxed loads. Laid out so that one call touches few lines. */
+struct cf_thread {
+    /* Changed under the live shard lock (live.c), so that cf_rec_lock_all, which
+     * holds every shard, finds them agreeing with the table. */
+    uint64_t allocs, frees;
+    uint64_t known_sizes[CF_KNOWN_SIZES]; /* metrics.c; 0: empty */
+    uint64_t pool_handle;                 /* pool.c: the pool this thread used last */
+    struct cf_pool *pool;
+    struct cf_site_ref sites[CF_SITE_REFS] __attribute__((aligned(64)));
+    struct cf_api_stats api[CF_API_COUNT] __attribute__((aligned(64)));
+    struct cf_bin sizes[CF_HIST_BINS] __attribute__((aligned(64)));
+    struct cf_bin lifetimes[CF_HIST_BINS];
+    struct cf_thread *next; /* the registry, under its lock */
+    bool owned;             /* a live thread counts in it */
+};
+
+extern __thread struct cf_thread *cf_thread_tls __attribute__((tls_model("initial-exec")));
+struct cf_thread *cf_thread_attach(void); /* NULL: no memory, nothing is counted */
+/* The calling thread's block. */
+static inline struct cf_thread *cf_thread_self(void)
+{
+    struct cf_thread *t = cf_thread_tls;
+    return CF_LIKELY(t != NULL) ? t : cf_thread_attach();
+}
+/* Owner-side addition: a plain add, but a single relaxed store for the readers. */
+static inline void cf_count(uint64_t *slot, uint64_t v)
+{
+    __atomic_store_n(slot, __atomic_load_n(slot, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
+}
+/* cf_rec.total_allocs/total_frees from every block (the crash summary reads them
+ * without locks, so live.c refreshes them now and then). */
+void cf_thread_publish_totals(void);
+void cf_thread_lock(void); /* fork: the registry, after the record locks */
+void cf_thread_unlock(void);
+void cf_thread_after_fork_child(void); /* also releases the registry lock */
+
 /* ---- stack.c: libunwind, loaded privately on first use ---- */
 /* Frames of the application above `caller` (the return address of the cf_rec_*
  * entry point), skipping cudafrag's own; returns how many (0 when stacks are off). */
@@ -72,7 +127,7 @@ void cf_fp_unlock_all(void);
 void cf_trace_series(uint64_t seq, uint64_t now, int device, enum cf_series series, uint64_t value,
                      uint64_t used);
 
-/* ---- metrics.c: counters, histograms, device statistics (atomics) ---- */
+/* ---- metrics.c: counters and histograms (per thread), distinct sizes ---- */
 void cf_metrics_api(enum cf_api api, uint64_t bytes, bool failed, uint64_t ns);
 void cf_metrics_size(uint64_t size);
 void cf_metrics_lifetime(uint64_t ns, uint64_t bytes);

@@ -25,6 +25,7 @@ static struct live_shard *shard_of(uint64_t addr)
 bool cf_live_insert(struct cf_alloc *a, uint64_t *seq)
 {
     struct live_shard *sh = shard_of(a->addr);
+    struct cf_thread *t = cf_thread_self();
     struct cf_alloc *stale;
     bool new_peak = false;
     pthread_mutex_lock(&sh->lock);
@@ -35,8 +36,10 @@ bool cf_live_insert(struct cf_alloc *a, uint64_t *seq)
     }
     HASH_ADD(hh_shard, sh->table, addr, sizeof a->addr, a);
     a->seq = *seq = cf_fp_alloc(a, &new_peak);
-    __atomic_add_fetch(&cf_rec.total_allocs, 1, __ATOMIC_RELAXED);
+    if (t) cf_count(&t->allocs, 1);
     pthread_mutex_unlock(&sh->lock);
+    /* The crash summary reads the totals without any lock: keep them recent. */
+    if (t && (t->allocs & 1023) == 0) cf_thread_publish_totals();
     if (stale) {
         /* Its free was never seen (e.g. made by a path we do not hook). */
         __atomic_add_fetch(&cf_rec.replaced_live, 1, __ATOMIC_RELAXED);
@@ -48,13 +51,14 @@ bool cf_live_insert(struct cf_alloc *a, uint64_t *seq)
 struct cf_alloc *cf_live_remove(uint64_t addr, uint64_t now)
 {
     struct live_shard *sh = shard_of(addr);
+    struct cf_thread *t = cf_thread_self();
     struct cf_alloc *a;
     pthread_mutex_lock(&sh->lock);
     HASH_FIND(hh_shard, sh->table, &addr, sizeof addr, a);
     if (a) {
         HASH_DELETE(hh_shard, sh->table, a);
         a->seq = cf_fp_free(a, now);
-        __atomic_add_fetch(&cf_rec.total_frees, 1, __ATOMIC_RELAXED);
+        if (t) cf_count(&t->frees, 1);
     }
     pthread_mutex_unlock(&sh->lock);
     return a;
@@ -63,17 +67,18 @@ struct cf_alloc *cf_live_remove(uint64_t addr, uint64_t now)
 void cf_live_restore(struct cf_alloc *a, uint64_t now)
 {
     struct live_shard *sh = shard_of(a->addr);
+    struct cf_thread *t = cf_thread_self();
     struct cf_alloc *taken;
     pthread_mutex_lock(&sh->lock);
     HASH_FIND(hh_shard, sh->table, &a->addr, sizeof a->addr, taken);
     if (taken == NULL) {
         HASH_ADD(hh_shard, sh->table, addr, sizeof a->addr, a);
         /* Live all along: a peak reached now is one the program really had. */
-        uint64_t t = a->t_ns;
+        uint64_t t_alloc = a->t_ns;
         a->t_ns = now;
         cf_fp_alloc(a, NULL);
-        a->t_ns = t;
-        __atomic_sub_fetch(&cf_rec.total_frees, 1, __ATOMIC_RELAXED);
+        a->t_ns = t_alloc;
+        if (t) cf_count(&t->frees, (uint64_t)-1);
     }
     pthread_mutex_unlock(&sh->lock);
     /* The address was handed out again, so the failed call did give it back. */

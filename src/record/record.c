@@ -151,13 +151,6 @@ void cf_rec_mark(const char *text)
     cf_emit(&e);
 }
 
-bool cf_rec_any_activity(void)
-{
-    for (unsigned i = 0; i < CF_API_COUNT; i++)
-        if (__atomic_load_n(&cf_rec.api[i].calls, __ATOMIC_RELAXED)) return true;
-    return false;
-}
-
 /* Every record lock, in one order, for the report and for fork. */
 static void lock_tables(void)
 {
@@ -181,6 +174,7 @@ void cf_rec_lock_all(void)
 {
     cf_rec_init();
     lock_tables();
+    cf_rec_collect();
     cf_live_build_view();
 }
 
@@ -194,18 +188,21 @@ void cf_rec_unlock_all(void)
 void cf_rec_atfork_prepare(void)
 {
     lock_tables();
+    cf_thread_lock();
     cf_meta_lock_all();
 }
 
 void cf_rec_atfork_parent(void)
 {
     cf_meta_unlock_all();
+    cf_thread_unlock();
     unlock_tables();
 }
 
 void cf_rec_atfork_child(void)
 {
     cf_meta_unlock_all();
+    cf_thread_after_fork_child();
     unlock_tables();
     cf_tid_forget();
     cf_stack_after_fork_child();

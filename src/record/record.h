@@ -280,8 +280,16 @@ void cf_rec_atfork_child(void);
 uint64_t cf_rec_estimate_granted(uint64_t requested);
 
 /* ---- used by the report ---- */
+/* Every record lock, then the per-thread counters summed into cf_rec
+ * (cf_rec_collect); the merged view cf_rec.live exists until cf_rec_unlock_all. */
 void cf_rec_lock_all(void);
 void cf_rec_unlock_all(void);
+/* Sums what every thread counted on its own into cf_rec: the per-API counters,
+ * the size and lifetime histograms, total_allocs and total_frees. Those fields
+ * of cf_rec are only as recent as the last collect. */
+void cf_rec_collect(void);
+/* One API's calls so far, summed over the threads (for cudafrag_api_calls). */
+uint64_t cf_rec_api_calls(enum cf_api api);
 /* Sample pool attributes and cuMemGetInfo once more (final numbers). Returns
  * false, sampling nothing, in a child forked after its parent used CUDA: the
  * driver is not usable there, and the figures are the parent's from before the
