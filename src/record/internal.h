@@ -23,11 +23,10 @@ void cf_tid_forget(void); /* in the child after fork */
 /* A call site as its last use on this thread left it: the site table is not
  * searched and the site's cold lines are not read (site.c). */
 struct cf_site_ref {
-    uint64_t hash; /* 0: empty */
-    struct cf_site *site;
-    uint64_t last_size; /* noted at this site already (0: none) */
-    uint32_t id;
-};
+    uint64_t hash;
+    struct cf_site *site;       /* NULL: empty */
+    uint64_t last_size;         /* size + 1 of the last allocation noted at the site (0: none) */
+} __attribute__((aligned(32))); /* two to a cache line */
 
 struct cf_bin {
     uint64_t count, bytes;
@@ -79,7 +78,7 @@ uint64_t cf_stack_hash(const uintptr_t *frames, uint32_t n, enum cf_api api);
 void cf_stack_configure(int depth);
 void cf_stack_after_fork_child(void);
 
-/* ---- site.c: call sites, under one lock ---- */
+/* ---- site.c: call sites; the table under one lock, each site under its own ---- */
 /* The site of a stack, created (with the next id) when new: *created says so. */
 struct cf_site *cf_site_get(uint64_t hash, enum cf_api api, const uintptr_t *frames,
                             uint32_t nframes, bool *created);

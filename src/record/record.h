@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "record/lock.h"
+
 /* Every uthash table of the record (and of whoever includes this header) takes its
  * buckets from cudafrag's own mmap-backed allocator, never from malloc: the hooks
  * insert while holding a lock, possibly inside the application's malloc. The
@@ -82,20 +84,24 @@ struct cf_api_info {
 extern const struct cf_api_info cf_api_info[CF_API_COUNT];
 extern const char *const cf_kind_name[CF_KIND_COUNT];
 
-/* A call site: one distinct stack (or one API when stacks are off). */
+/* A call site: one distinct stack (or one API when stacks are off). The first two
+ * cache lines (a node starts on a line: its allocator class is a multiple of 64)
+ * are what an allocation or a free from the site reads and writes, its lock
+ * included; the frames, the first sizes and the table handle come after. */
 struct cf_site {
-    uint64_t hash;   /* key */
-    uint32_t id;     /* small number the trace refers to it by, from 1 */
-    enum cf_api api; /* first API seen at this site */
-    uint32_t nframes;
-    uintptr_t frames[CF_MAX_FRAMES]; /* return addresses, innermost first */
-    uint64_t calls, bytes, failures, frees;
-    uint64_t live_bytes, peak_live_bytes, live_count;
-    uint64_t first_ns, last_ns; /* for the allocation rate */
+    struct cf_lock lock;     /* the statistics below (site.c) */
+    uint32_t distinct_sizes; /* exact up to CF_SITE_SIZES; CF_SITE_SIZES + 1 means more */
+    uint64_t calls, bytes, live_bytes, peak_live_bytes, live_count;
     uint64_t min_size, max_size;
-    uint32_t distinct_sizes;           /* exact up to CF_SITE_SIZES; CF_SITE_SIZES + 1 means more */
-    uint64_t size_seen[CF_SITE_SIZES]; /* the first distinct sizes, for distinct_sizes */
+    uint64_t frees, failures;
     uint64_t lifetime_ns_total, lifetime_count;
+    uint64_t first_ns, last_ns; /* for the allocation rate */
+    uint64_t hash;              /* key */
+    uint32_t id;                /* small number the trace refers to it by, from 1 */
+    enum cf_api api;            /* first API seen at this site */
+    uint32_t nframes;
+    uint64_t size_seen[CF_SITE_SIZES]; /* the first distinct sizes, for distinct_sizes */
+    uintptr_t *frames; /* nframes return addresses, innermost first (allocated with the site) */
     UT_hash_handle hh;
 };
 
@@ -120,20 +126,23 @@ struct cf_alloc {
     UT_hash_handle hh_shard;
 };
 
-/* A memory pool seen through the pool APIs or async allocations. */
+/* A memory pool seen through the pool APIs or async allocations. The first cache
+ * line (a node starts on a line) is what an allocation from the pool and its free
+ * read and write, the pool's lock included. */
 struct cf_pool {
-    uint64_t handle; /* key */
+    struct cf_lock lock; /* every field but handle and hh (pool.c) */
     int device;
     bool is_default, destroyed, created_by_app;
+    bool shrunk; /* the last change of reserved_cur was downwards */
+    uint64_t allocs, frees, live_bytes, peak_live_bytes;
+    uint64_t samples, last_sample_ns; /* cuMemPoolGetAttribute samples taken */
     uint64_t reserved_cur, reserved_high, used_cur, used_high; /* last sampled */
     uint64_t release_threshold;
-    uint64_t allocs, frees, live_bytes, peak_live_bytes;
     uint64_t shrinks; /* reserved went down between samples (memory returned) */
     uint64_t regrows; /* reserved went up again after a shrink */
     uint64_t trims;
-    uint64_t samples, last_sample_ns; /* cuMemPoolGetAttribute samples taken */
-    uint64_t live_at_read;            /* live_bytes when reserved was last read */
-    bool shrunk;                      /* the last change of reserved_cur was downwards */
+    uint64_t live_at_read; /* live_bytes when reserved was last read */
+    uint64_t handle;       /* key */
     UT_hash_handle hh;
 };
 

@@ -1,24 +1,33 @@
-/* Call sites: one node per distinct stack, never freed (live allocations point
- * at them). All site statistics change under one lock, taken after the stack was
- * unwound, for a handful of additions. */
+/* Call sites: one node per distinct stack, never freed (live allocations and the
+ * threads' caches point at them). site_lock guards the table; each site's own
+ * lock, in the cache line of the figures it guards, its statistics. A thread
+ * remembers the sites it used last (struct cf_thread), so an intercepted call
+ * finds its site without the table or its lock, and the statistics cost one
+ * lock of a line the call needs anyway. */
 #include <string.h>
 
 #include "record/internal.h"
 
 static pthread_mutex_t site_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* The table, then every site (the report and fork need them all still). */
 void cf_site_lock(void)
 {
     pthread_mutex_lock(&site_lock);
+    for (struct cf_site *s = cf_rec.sites; s; s = s->hh.next)
+        cf_lock(&s->lock);
 }
 
 void cf_site_unlock(void)
 {
+    for (struct cf_site *s = cf_rec.sites; s; s = s->hh.next)
+        cf_unlock(&s->lock);
     pthread_mutex_unlock(&site_lock);
 }
 
 static uint32_t next_id = 1;
 
+/* With site_lock held. A site whose frames cannot be stored keeps none. */
 static struct cf_site *find_or_add(uint64_t hash, enum cf_api api, const uintptr_t *frames,
                                    uint32_t nframes, bool *created)
 {
@@ -31,20 +40,32 @@ static struct cf_site *find_or_add(uint64_t hash, enum cf_api api, const uintptr
     s->hash = hash;
     s->id = next_id++;
     s->api = api;
-    s->nframes = nframes;
-    memcpy(s->frames, frames, nframes * sizeof *frames);
+    s->frames = nframes ? cf_meta_alloc(nframes * sizeof *frames) : NULL;
+    if (s->frames) {
+        memcpy(s->frames, frames, nframes * sizeof *frames);
+        s->nframes = nframes;
+    }
     HASH_ADD(hh, cf_rec.sites, hash, sizeof s->hash, s);
     *created = true;
     return s;
+}
+
+static struct cf_site_ref *ref_of(struct cf_thread *t, uint64_t hash)
+{
+    return &t->sites[(hash >> 32) % CF_SITE_REFS];
 }
 
 struct cf_site *cf_site_get(uint64_t hash, enum cf_api api, const uintptr_t *frames,
                             uint32_t nframes, bool *created)
 {
     *created = false;
+    struct cf_thread *t = cf_thread_self();
+    struct cf_site_ref *ref = t ? ref_of(t, hash) : NULL;
+    if (ref && ref->site && ref->hash == hash) return ref->site;
     pthread_mutex_lock(&site_lock);
     struct cf_site *s = find_or_add(hash, api, frames, nframes, created);
     pthread_mutex_unlock(&site_lock);
+    if (ref && s) *ref = (struct cf_site_ref){.hash = hash, .site = s};
     return s;
 }
 
@@ -61,7 +82,13 @@ static void note_size(struct cf_site *s, uint64_t size)
 void cf_site_count(struct cf_site *s, uint64_t size, bool ok, uint64_t now)
 {
     if (s == NULL) return;
-    pthread_mutex_lock(&site_lock);
+    /* A size this thread noted at this site last time is among its sizes already:
+     * the size list (a line of its own) is not read again. */
+    struct cf_thread *t = cf_thread_self();
+    struct cf_site_ref *ref = t ? ref_of(t, s->hash) : NULL;
+    if (ref && ref->site != s) ref = NULL;
+    bool noted = ok && ref && ref->last_size == size + 1;
+    cf_lock(&s->lock);
     if (!ok) s->failures++;
     if (ok) {
         s->calls++;
@@ -73,18 +100,19 @@ void cf_site_count(struct cf_site *s, uint64_t size, bool ok, uint64_t now)
         s->last_ns = now;
         if (s->calls == 1 || size < s->min_size) s->min_size = size;
         if (size > s->max_size) s->max_size = size;
-        note_size(s, size);
+        if (!noted) note_size(s, size);
     }
-    pthread_mutex_unlock(&site_lock);
+    cf_unlock(&s->lock);
+    if (ok && ref) ref->last_size = size + 1;
 }
 
 void cf_site_free(struct cf_site *s, uint64_t size, uint64_t lifetime_ns)
 {
-    pthread_mutex_lock(&site_lock);
+    cf_lock(&s->lock);
     s->frees++;
     s->live_bytes -= size;
     s->live_count--;
     s->lifetime_ns_total += lifetime_ns;
     s->lifetime_count++;
-    pthread_mutex_unlock(&site_lock);
+    cf_unlock(&s->lock);
 }
