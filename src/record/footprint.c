@@ -24,18 +24,17 @@ struct page_ref {
     UT_hash_handle hh;
 };
 
+/* A device's lock and page counts: one cache line. */
 struct fp_dev {
-    pthread_mutex_t lock;
+    struct cf_lock lock;
     struct page_ref *edges; /* first/last pages of live raw allocations */
     uint64_t interior_pages, edge_pages;
-};
+} __attribute__((aligned(64)));
 
 /* Devices, then pinned host memory, then managed memory (no footprint). */
 #define FP_HOST    CF_MAX_DEVICES
 #define FP_MANAGED (CF_MAX_DEVICES + 1)
-static struct fp_dev fp[CF_MAX_DEVICES + 2] = {
-    [0 ... CF_MAX_DEVICES + 1] = {.lock = PTHREAD_MUTEX_INITIALIZER},
-};
+static struct fp_dev fp[CF_MAX_DEVICES + 2];
 static uint64_t next_seq = 1;
 
 uint64_t cf_seq_next(void)
@@ -180,7 +179,7 @@ static uint64_t account(const struct cf_alloc *a, int sign, uint64_t now, bool *
     if (slot < 0) return cf_seq_next();
     struct fp_dev *f = &fp[slot];
     struct cf_device_stats *d = stats_of(slot);
-    pthread_mutex_lock(&f->lock);
+    cf_lock(&f->lock);
     if (slot < CF_MAX_DEVICES) follow_arena(d, slot, a, now);
     uint64_t seq = cf_seq_next();
     d->seen = true;
@@ -192,7 +191,7 @@ static uint64_t account(const struct cf_alloc *a, int sign, uint64_t now, bool *
     if (d->granted_live > d->peak_granted) d->peak_granted = d->granted_live;
     if (slot < CF_MAX_DEVICES) apply_kind(f, d, a, sign);
     bool peak = note_peaks(d, now) && slot < CF_MAX_DEVICES;
-    pthread_mutex_unlock(&f->lock);
+    cf_unlock(&f->lock);
     if (new_peak) *new_peak = peak;
     return seq;
 }
@@ -215,7 +214,7 @@ uint64_t cf_fp_series(int device, enum cf_series series, int64_t value, uint64_t
     if (device < 0 || device >= CF_MAX_DEVICES) return cf_seq_next();
     struct fp_dev *f = &fp[device];
     struct cf_device_stats *d = &cf_rec.dev[device];
-    pthread_mutex_lock(&f->lock);
+    cf_lock(&f->lock);
     uint64_t seq = cf_seq_next();
     d->seen = true;
     switch (series) {
@@ -233,7 +232,7 @@ uint64_t cf_fp_series(int device, enum cf_series series, int64_t value, uint64_t
         break;
     }
     note_peaks(d, now);
-    pthread_mutex_unlock(&f->lock);
+    cf_unlock(&f->lock);
     return seq;
 }
 
@@ -245,7 +244,7 @@ uint64_t cf_fp_meminfo(int device, uint64_t used, uint64_t total, uint64_t now)
     if (device < 0 || device >= CF_MAX_DEVICES) return cf_seq_next();
     struct fp_dev *f = &fp[device];
     struct cf_device_stats *d = &cf_rec.dev[device];
-    pthread_mutex_lock(&f->lock);
+    cf_lock(&f->lock);
     uint64_t seq = cf_seq_next();
     d->total_bytes = total;
     if (d->footprint_samples++ == 0)
@@ -258,18 +257,18 @@ uint64_t cf_fp_meminfo(int device, uint64_t used, uint64_t total, uint64_t now)
     if (over + under > d->max_deviation) d->max_deviation = over + under;
     if (measured > d->measured_peak) d->measured_peak = measured;
     (void)now;
-    pthread_mutex_unlock(&f->lock);
+    cf_unlock(&f->lock);
     return seq;
 }
 
 void cf_fp_lock_all(void)
 {
     for (unsigned i = 0; i < CF_MAX_DEVICES + 2; i++)
-        pthread_mutex_lock(&fp[i].lock);
+        cf_lock(&fp[i].lock);
 }
 
 void cf_fp_unlock_all(void)
 {
     for (unsigned i = CF_MAX_DEVICES + 2; i-- > 0;)
-        pthread_mutex_unlock(&fp[i].lock);
+        cf_unlock(&fp[i].lock);
 }

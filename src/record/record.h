@@ -121,9 +121,9 @@ struct cf_alloc {
     bool granted_estimated; /* granted is the documented rounding estimate */
     bool shadowed;          /* fed to the host-only arena model */
     /* hh links cf_rec.live, a merged view of all shards that exists only between
-     * cf_rec_lock_all() and cf_rec_unlock_all(); hh_shard links the shard table. */
+     * cf_rec_lock_all() and cf_rec_unlock_all() (the shards are tables of their
+     * own, live.c). */
     UT_hash_handle hh;
-    UT_hash_handle hh_shard;
 };
 
 /* A memory pool seen through the pool APIs or async allocations. The first cache

@@ -61,7 +61,7 @@ static void check_classes(void)
     CHECK(cf_meta_alloc(180) == p);
     cf_meta_free(p, 180);
 
-    CHECK_EQ(cf_meta_class_size(sizeof(struct cf_alloc)), 192);
+    CHECK_EQ(cf_meta_class_size(sizeof(struct cf_alloc)), 160);
     CHECK_EQ(cf_meta_class_size(CF_META_MAX_CLASS + 1), CF_META_MAX_CLASS + 4096);
 
     struct cf_meta_stats before, during, after;
