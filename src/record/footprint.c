@@ -108,10 +108,11 @@ static uint64_t time_of(uint64_t now)
 }
 
 /* The peaks, after the device's state changed at time now; true when the
- * footprint reached a new peak. */
-static bool note_peaks(struct cf_device_stats *d, uint64_t now)
+ * footprint reached a new peak. parts: one of the footprint's parts changed
+ * (otherwise d->footprint still is their sum, and they are not read). */
+static bool note_peaks(struct cf_device_stats *d, uint64_t now, bool parts)
 {
-    uint64_t f = footprint_of(d);
+    uint64_t f = parts ? footprint_of(d) : d->footprint;
     bool new_peak = f > d->peak_footprint;
     d->footprint = f;
     if (new_peak) {
@@ -141,22 +142,27 @@ static uint64_t granted_of(const struct cf_alloc *a)
     return a->granted ? a->granted : a->requested;
 }
 
-/* The footprint series an allocation adds to (sign +1) or takes from (-1). */
-static void apply_kind(struct fp_dev *f, struct cf_device_stats *d, const struct cf_alloc *a,
+/* The footprint series an allocation adds to (sign +1) or takes from (-1); true
+ * when a part of the footprint changed. Pool and arena allocations change only
+ * live bytes: their memory is the pool's or the arena's, read as a series. */
+static bool apply_kind(struct fp_dev *f, struct cf_device_stats *d, const struct cf_alloc *a,
                        int sign)
 {
     uint64_t g = granted_of(a);
     if (a->kind == CF_KIND_DEVICE && !a->arena) {
         raw_range(f, d, a->addr, a->requested, sign);
         d->raw_live += (uint64_t)sign * a->requested;
-    } else if (a->arena) {
+        return true;
+    }
+    if (a->arena)
         d->arena_live += (uint64_t)sign * a->requested;
-    } else if (a->kind == CF_KIND_POOL) {
+    else if (a->kind == CF_KIND_POOL)
         d->pool_live += (uint64_t)sign * a->requested;
-    } else if (a->kind == CF_KIND_VMM)
+    else if (a->kind == CF_KIND_VMM)
         d->vmm_bytes += (uint64_t)sign * g;
     else if (a->kind == CF_KIND_ARRAY)
         d->array_bytes += (uint64_t)sign * g;
+    return a->kind == CF_KIND_VMM || a->kind == CF_KIND_ARRAY;
 }
 
 /* The arena maps before it hands a block out and unmaps after a free: read its
@@ -169,7 +175,7 @@ static void follow_arena(struct cf_device_stats *d, int device, const struct cf_
     if (mapped == d->arena_mapped) return;
     d->arena_mapped = mapped;
     now = time_of(now);
-    note_peaks(d, now);
+    note_peaks(d, now, true);
     cf_trace_series(cf_seq_next(), now, device, CF_SERIES_ARENA, mapped, 0);
 }
 
@@ -182,15 +188,15 @@ static uint64_t account(const struct cf_alloc *a, int sign, uint64_t now, bool *
     cf_lock(&f->lock);
     if (slot < CF_MAX_DEVICES) follow_arena(d, slot, a, now);
     uint64_t seq = cf_seq_next();
-    d->seen = true;
+    if (!d->seen) d->seen = true;
     d->live_count += (uint64_t)sign;
     d->live_bytes += (uint64_t)sign * a->requested;
     d->requested_live += (uint64_t)sign * a->requested;
     d->granted_live += (uint64_t)sign * granted_of(a);
     if (d->requested_live > d->peak_requested) d->peak_requested = d->requested_live;
     if (d->granted_live > d->peak_granted) d->peak_granted = d->granted_live;
-    if (slot < CF_MAX_DEVICES) apply_kind(f, d, a, sign);
-    bool peak = note_peaks(d, now) && slot < CF_MAX_DEVICES;
+    bool parts = slot < CF_MAX_DEVICES && apply_kind(f, d, a, sign);
+    bool peak = note_peaks(d, now, parts) && slot < CF_MAX_DEVICES;
     cf_unlock(&f->lock);
     if (new_peak) *new_peak = peak;
     return seq;
@@ -231,7 +237,7 @@ uint64_t cf_fp_series(int device, enum cf_series series, int64_t value, uint64_t
         d->arena_mapped = (uint64_t)value;
         break;
     }
-    note_peaks(d, now);
+    note_peaks(d, now, true);
     cf_unlock(&f->lock);
     return seq;
 }

@@ -161,15 +161,19 @@ struct cf_api_stats {
     uint64_t ns_total; /* time spent inside the real call */
 };
 
+/* The fields every allocation and free of the device changes come first, in 128
+ * bytes: cf_rec.dev[0] starts on a cache line, so a call on device 0 reads two. */
 struct cf_device_stats {
     bool seen;
     bool footprint_inexact; /* a page node could not be allocated: the count is low */
-    uint64_t live_bytes, peak_live_bytes, peak_t_ns;
+    uint64_t live_bytes, peak_live_bytes;
     uint64_t live_count;
     /* The footprint, computed from the events (footprint.c): what the device holds
      * for the program after each event, and its parts. */
-    uint64_t footprint, peak_footprint, peak_footprint_t_ns;
-    uint64_t live_at_peak_footprint, footprint_at_peak_live;
+    uint64_t footprint, peak_footprint;
+    uint64_t requested_live, granted_live; /* for internal (rounding) waste */
+    uint64_t peak_requested, peak_granted;
+    uint64_t raw_live, pool_live, arena_live; /* live bytes behind raw pages, pools, arena */
     uint64_t raw_bytes;      /* 2 MiB pages touched by live cudaMalloc/cuMemAlloc ranges */
     uint64_t pool_reserved;  /* stream-ordered pools, read from their attributes */
     uint64_t graph_reserved; /* the graph memory pool, read after graph launches */
@@ -177,17 +181,16 @@ struct cf_device_stats {
     uint64_t arena_mapped;   /* cudafrag's arena */
     uint64_t vmm_bytes;      /* physical memory of live cuMemCreate handles */
     uint64_t array_bytes;    /* CUDA arrays (estimated: their layout is opaque) */
-    uint64_t raw_live, pool_live, arena_live; /* live bytes behind raw pages, pools, arena */
+    uint64_t peak_t_ns, peak_footprint_t_ns;
+    uint64_t live_at_peak_footprint, footprint_at_peak_live;
     struct cf_fp_parts {
         uint64_t raw, raw_live, pool, pool_live, graph, graph_used, arena, arena_live, vmm;
     } at_peak; /* the footprint's parts at its peak */
     /* Cross-check: cuMemGetInfo (total - free), sampled at new footprint peaks. */
     uint64_t total_bytes, baseline_used, measured_peak, footprint_samples;
-    uint64_t max_deviation; /* largest |measured - computed| over the samples */
-    uint64_t max_over;      /* largest measured - computed: memory outside our events */
-    uint64_t max_under;     /* largest computed - measured: cudafrag counted too much */
-    uint64_t requested_live, granted_live; /* for internal (rounding) waste */
-    uint64_t peak_requested, peak_granted;
+    uint64_t max_deviation;  /* largest |measured - computed| over the samples */
+    uint64_t max_over;       /* largest measured - computed: memory outside our events */
+    uint64_t max_under;      /* largest computed - measured: cudafrag counted too much */
     uint64_t last_sample_ns; /* rate limit of the cross-check samples */
 };
 
@@ -209,9 +212,9 @@ struct cf_graph_stats {
 /* Everything the report reads. One instance (cf_rec); the report takes
  * cf_rec_lock_all()/cf_rec_unlock_all() around reading it. */
 struct cf_record {
+    struct cf_device_stats dev[CF_MAX_DEVICES]; /* first: cf_rec is 64-byte aligned */
     uint64_t start_ns;
     struct cf_api_stats api[CF_API_COUNT];
-    struct cf_device_stats dev[CF_MAX_DEVICES];
     struct cf_hist sizes, lifetimes;
     struct cf_alloc *live; /* uthash by addr; only between cf_rec_lock_all/unlock_all */
     struct cf_site *sites; /* uthash by hash */
