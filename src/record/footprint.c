@@ -9,8 +9,13 @@
  * be shared, and only those are reference-counted. That keeps every event O(1)
  * however large the allocation. Pools, the graph pool, the arena, VMM handles
  * and arrays add their own series. Every event takes its place in the global
- * order (seq) here, under the device lock, so a replay of the trace in seq order
- * walks each device through the same states. */
+ * order (seq) here, under the device's slot lock, so a replay of the trace in seq
+ * order walks each device through the same states.
+ *
+ * The slot lock is the one lock of an intercepted call (internal.h): it also
+ * guards the slot's live table and the sites and pools whose home the slot is,
+ * so that an allocation is inserted, accounted, ordered and counted at its site
+ * and pool in one critical section, on one cache line with the table's head. */
 #include <string.h>
 
 #include "arena/arena.h"
@@ -24,17 +29,15 @@ struct page_ref {
     UT_hash_handle hh;
 };
 
-/* A device's lock and page counts: one cache line. */
-struct fp_dev {
+/* A slot's lock, its live table's head and its page counts: one cache line. */
+struct fp_slot {
     struct cf_lock lock;
+    struct cf_live_table live;
     struct page_ref *edges; /* first/last pages of live raw allocations */
     uint64_t interior_pages, edge_pages;
 } __attribute__((aligned(64)));
 
-/* Devices, then pinned host memory, then managed memory (no footprint). */
-#define FP_HOST    CF_MAX_DEVICES
-#define FP_MANAGED (CF_MAX_DEVICES + 1)
-static struct fp_dev fp[CF_MAX_DEVICES + 2];
+static struct fp_slot fp[CF_SLOTS];
 static uint64_t next_seq = 1;
 
 uint64_t cf_seq_next(void)
@@ -42,23 +45,44 @@ uint64_t cf_seq_next(void)
     return __atomic_fetch_add(&next_seq, 1, __ATOMIC_RELAXED);
 }
 
-static int slot_of(enum cf_kind kind, int device)
+int cf_slot_of(enum cf_kind kind, int device)
 {
-    if (kind == CF_KIND_HOST) return FP_HOST;
-    if (kind == CF_KIND_MANAGED) return FP_MANAGED;
-    if (kind == CF_KIND_GRAPH || device < 0 || device >= CF_MAX_DEVICES) return -1;
-    return device;
+    if (kind == CF_KIND_HOST) return CF_SLOT_HOST;
+    if (kind == CF_KIND_MANAGED) return CF_SLOT_MANAGED;
+    if (kind == CF_KIND_GRAPH || device < 0 || device >= CF_MAX_DEVICES) return CF_SLOT_OTHER;
+    return device + 1;
 }
 
+void cf_slot_lock(int slot)
+{
+    cf_lock(&fp[slot].lock);
+}
+
+void cf_slot_unlock(int slot)
+{
+    cf_unlock(&fp[slot].lock);
+}
+
+struct cf_live_table *cf_slot_table(int slot)
+{
+    return &fp[slot].live;
+}
+
+static bool is_device(int slot)
+{
+    return slot >= 1 && slot <= CF_MAX_DEVICES;
+}
+
+/* NULL for the slot of no device: graph allocations live in the graph pool. */
 static struct cf_device_stats *stats_of(int slot)
 {
-    if (slot == FP_HOST) return &cf_rec.host;
-    if (slot == FP_MANAGED) return &cf_rec.managed;
-    return &cf_rec.dev[slot];
+    if (slot == CF_SLOT_HOST) return &cf_rec.host;
+    if (slot == CF_SLOT_MANAGED) return &cf_rec.managed;
+    return is_device(slot) ? &cf_rec.dev[slot - 1] : NULL;
 }
 
 /* A node that cannot be allocated leaves the page count low: say so, once. */
-static void edge_ref(struct fp_dev *f, struct cf_device_stats *d, uint64_t page, int sign)
+static void edge_ref(struct fp_slot *f, struct cf_device_stats *d, uint64_t page, int sign)
 {
     struct page_ref *r;
     HASH_FIND(hh, f->edges, &page, sizeof page, r);
@@ -82,7 +106,7 @@ static void edge_ref(struct fp_dev *f, struct cf_device_stats *d, uint64_t page,
     }
 }
 
-static void raw_range(struct fp_dev *f, struct cf_device_stats *d, uint64_t addr, uint64_t size,
+static void raw_range(struct fp_slot *f, struct cf_device_stats *d, uint64_t addr, uint64_t size,
                       int sign)
 {
     if (size == 0) return;
@@ -145,7 +169,7 @@ static uint64_t granted_of(const struct cf_alloc *a)
 /* The footprint series an allocation adds to (sign +1) or takes from (-1); true
  * when a part of the footprint changed. Pool and arena allocations change only
  * live bytes: their memory is the pool's or the arena's, read as a series. */
-static bool apply_kind(struct fp_dev *f, struct cf_device_stats *d, const struct cf_alloc *a,
+static bool apply_kind(struct fp_slot *f, struct cf_device_stats *d, const struct cf_alloc *a,
                        int sign)
 {
     uint64_t g = granted_of(a);
@@ -179,14 +203,16 @@ static void follow_arena(struct cf_device_stats *d, int device, const struct cf_
     cf_trace_series(cf_seq_next(), now, device, CF_SERIES_ARENA, mapped, 0);
 }
 
+/* With the slot locked. */
 static uint64_t account(const struct cf_alloc *a, int sign, uint64_t now, bool *new_peak)
 {
-    int slot = slot_of(a->kind, a->device);
-    if (slot < 0) return cf_seq_next();
-    struct fp_dev *f = &fp[slot];
+    int slot = cf_slot_of(a->kind, a->device);
+    struct fp_slot *f = &fp[slot];
     struct cf_device_stats *d = stats_of(slot);
-    cf_lock(&f->lock);
-    if (slot < CF_MAX_DEVICES) follow_arena(d, slot, a, now);
+    if (new_peak) *new_peak = false;
+    if (d == NULL) return cf_seq_next();
+    bool device = is_device(slot);
+    if (device) follow_arena(d, slot - 1, a, now);
     uint64_t seq = cf_seq_next();
     if (!d->seen) d->seen = true;
     d->live_count += (uint64_t)sign;
@@ -195,9 +221,8 @@ static uint64_t account(const struct cf_alloc *a, int sign, uint64_t now, bool *
     d->granted_live += (uint64_t)sign * granted_of(a);
     if (d->requested_live > d->peak_requested) d->peak_requested = d->requested_live;
     if (d->granted_live > d->peak_granted) d->peak_granted = d->granted_live;
-    bool parts = slot < CF_MAX_DEVICES && apply_kind(f, d, a, sign);
-    bool peak = note_peaks(d, now, parts) && slot < CF_MAX_DEVICES;
-    cf_unlock(&f->lock);
+    bool parts = device && apply_kind(f, d, a, sign);
+    bool peak = note_peaks(d, now, parts) && device;
     if (new_peak) *new_peak = peak;
     return seq;
 }
@@ -218,9 +243,17 @@ uint64_t cf_fp_free(const struct cf_alloc *a, uint64_t now)
 uint64_t cf_fp_series(int device, enum cf_series series, int64_t value, uint64_t used, uint64_t now)
 {
     if (device < 0 || device >= CF_MAX_DEVICES) return cf_seq_next();
-    struct fp_dev *f = &fp[device];
+    cf_slot_lock(device + 1);
+    uint64_t seq = cf_fp_series_locked(device, series, value, used, now);
+    cf_slot_unlock(device + 1);
+    return seq;
+}
+
+uint64_t cf_fp_series_locked(int device, enum cf_series series, int64_t value, uint64_t used,
+                             uint64_t now)
+{
+    if (device < 0 || device >= CF_MAX_DEVICES) return cf_seq_next();
     struct cf_device_stats *d = &cf_rec.dev[device];
-    cf_lock(&f->lock);
     uint64_t seq = cf_seq_next();
     d->seen = true;
     switch (series) {
@@ -238,7 +271,6 @@ uint64_t cf_fp_series(int device, enum cf_series series, int64_t value, uint64_t
         break;
     }
     note_peaks(d, now, true);
-    cf_unlock(&f->lock);
     return seq;
 }
 
@@ -248,9 +280,8 @@ uint64_t cf_fp_series(int device, enum cf_series series, int64_t value, uint64_t
 uint64_t cf_fp_meminfo(int device, uint64_t used, uint64_t total, uint64_t now)
 {
     if (device < 0 || device >= CF_MAX_DEVICES) return cf_seq_next();
-    struct fp_dev *f = &fp[device];
     struct cf_device_stats *d = &cf_rec.dev[device];
-    cf_lock(&f->lock);
+    cf_slot_lock(device + 1);
     uint64_t seq = cf_seq_next();
     d->total_bytes = total;
     if (d->footprint_samples++ == 0)
@@ -263,18 +294,18 @@ uint64_t cf_fp_meminfo(int device, uint64_t used, uint64_t total, uint64_t now)
     if (over + under > d->max_deviation) d->max_deviation = over + under;
     if (measured > d->measured_peak) d->measured_peak = measured;
     (void)now;
-    cf_unlock(&f->lock);
+    cf_slot_unlock(device + 1);
     return seq;
 }
 
 void cf_fp_lock_all(void)
 {
-    for (unsigned i = 0; i < CF_MAX_DEVICES + 2; i++)
+    for (unsigned i = 0; i < CF_SLOTS; i++)
         cf_lock(&fp[i].lock);
 }
 
 void cf_fp_unlock_all(void)
 {
-    for (unsigned i = CF_MAX_DEVICES + 2; i-- > 0;)
+    for (unsigned i = CF_SLOTS; i-- > 0;)
         cf_unlock(&fp[i].lock);
 }

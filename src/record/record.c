@@ -1,7 +1,7 @@
 /* The entry points the hooks call after each real CUDA call (and before a free),
  * and the locking the report and fork() need. Order on the hot path: unwind (no
- * lock), site (site lock), live table and device counters (one shard lock), then
- * sampling (no lock). */
+ * lock), site (a thread's own cache), live table, device, site and pool figures
+ * (one slot lock), then sampling (no lock). */
 #include <string.h>
 
 #include "config/config.h"
@@ -96,16 +96,6 @@ __attribute__((noinline)) void cf_rec_alloc(const struct cf_alloc_info *ai)
     if (ok && ai->addr != 0) cf_sample_after_alloc(&copy, new_peak, now);
 }
 
-void cf_rec_retire(struct cf_alloc *a, uint64_t now)
-{
-    uint64_t lifetime = now > a->t_ns ? now - a->t_ns : 0;
-    if (a->site) cf_site_free(a->site, a->requested, lifetime);
-    if (a->kind == CF_KIND_POOL && a->pool)
-        cf_pool_account(a->pool, a->device, -(int64_t)a->requested);
-    cf_metrics_lifetime(lifetime, a->requested);
-    cf_meta_free(a, sizeof *a);
-}
-
 /* No clock here: a free's time is when the real call returned (cf_rec_free_end);
  * the footprint reads the clock only if this removal makes a new peak (0). */
 struct cf_alloc *cf_rec_free_begin(uint64_t addr)
@@ -152,11 +142,11 @@ void cf_rec_mark(const char *text)
     cf_emit(&e);
 }
 
-/* Every record lock, in one order, for the report and for fork. */
+/* Every record lock, in one order, for the report and for fork: the site and
+ * pool tables, every slot (live tables, devices, sites' and pools' figures). */
 static void lock_tables(void)
 {
     cf_site_lock();
-    cf_live_lock_all();
     cf_pool_lock();
     cf_fp_lock_all();
     cf_apply_lock();
@@ -167,7 +157,6 @@ static void unlock_tables(void)
     cf_apply_unlock();
     cf_fp_unlock_all();
     cf_pool_unlock();
-    cf_live_unlock_all();
     cf_site_unlock();
 }
 

@@ -9,8 +9,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "record/lock.h"
-
 /* Every uthash table of the record (and of whoever includes this header) takes its
  * buckets from cudafrag's own mmap-backed allocator, never from malloc: the hooks
  * insert while holding a lock, possibly inside the application's malloc. The
@@ -86,10 +84,10 @@ extern const char *const cf_kind_name[CF_KIND_COUNT];
 
 /* A call site: one distinct stack (or one API when stacks are off). The first two
  * cache lines (a node starts on a line: its allocator class is a multiple of 64)
- * are what an allocation or a free from the site reads and writes, its lock
- * included; the frames, the first sizes and the table handle come after. */
+ * are what an allocation or a free from the site reads and writes; the frames,
+ * the first sizes and the table handle come after. */
 struct cf_site {
-    struct cf_lock lock;     /* the statistics below (site.c) */
+    int32_t home;            /* the slot whose lock guards the figures (site.c); -1: none yet */
     uint32_t distinct_sizes; /* exact up to CF_SITE_SIZES; CF_SITE_SIZES + 1 means more */
     uint64_t calls, bytes, live_bytes, peak_live_bytes, live_count;
     uint64_t min_size, max_size;
@@ -128,9 +126,9 @@ struct cf_alloc {
 
 /* A memory pool seen through the pool APIs or async allocations. The first cache
  * line (a node starts on a line) is what an allocation from the pool and its free
- * read and write, the pool's lock included. */
+ * read and write. */
 struct cf_pool {
-    struct cf_lock lock; /* every field but handle and hh (pool.c) */
+    int32_t home; /* the slot whose lock guards every field but handle and hh (pool.c) */
     int device;
     bool is_default, destroyed, created_by_app;
     bool shrunk; /* the last change of reserved_cur was downwards */
