@@ -98,6 +98,7 @@ bool cf_apply_alloc(struct cf_event *e, struct cf_site *site, struct cf_alloc *c
     }
     struct cf_pool *pool =
         a->kind == CF_KIND_POOL && a->pool ? cf_pool_get(a->pool, a->device) : NULL;
+    a->pool_rec = pool;
     cf_metrics_size(a->requested);
     if (a->shadowed) cf_shadow_alloc(a->addr, a->requested, a->device < 0 ? 0 : a->device);
     *copy = *a; /* once inserted, another thread may free a */

@@ -29,43 +29,12 @@ struct page_ref {
     UT_hash_handle hh;
 };
 
-/* A slot's lock, its live table's head and its page counts: one cache line. */
-struct fp_slot {
-    struct cf_lock lock;
-    struct cf_live_table live;
-    struct page_ref *edges; /* first/last pages of live raw allocations */
-    uint64_t interior_pages, edge_pages;
-} __attribute__((aligned(64)));
-
-static struct fp_slot fp[CF_SLOTS];
+struct cf_slot cf_slots[CF_SLOTS];
 static uint64_t next_seq = 1;
 
 uint64_t cf_seq_next(void)
 {
     return __atomic_fetch_add(&next_seq, 1, __ATOMIC_RELAXED);
-}
-
-int cf_slot_of(enum cf_kind kind, int device)
-{
-    if (kind == CF_KIND_HOST) return CF_SLOT_HOST;
-    if (kind == CF_KIND_MANAGED) return CF_SLOT_MANAGED;
-    if (kind == CF_KIND_GRAPH || device < 0 || device >= CF_MAX_DEVICES) return CF_SLOT_OTHER;
-    return device + 1;
-}
-
-void cf_slot_lock(int slot)
-{
-    cf_lock(&fp[slot].lock);
-}
-
-void cf_slot_unlock(int slot)
-{
-    cf_unlock(&fp[slot].lock);
-}
-
-struct cf_live_table *cf_slot_table(int slot)
-{
-    return &fp[slot].live;
 }
 
 static bool is_device(int slot)
@@ -82,7 +51,7 @@ static struct cf_device_stats *stats_of(int slot)
 }
 
 /* A node that cannot be allocated leaves the page count low: say so, once. */
-static void edge_ref(struct fp_slot *f, struct cf_device_stats *d, uint64_t page, int sign)
+static void edge_ref(struct cf_slot *f, struct cf_device_stats *d, uint64_t page, int sign)
 {
     struct page_ref *r;
     HASH_FIND(hh, f->edges, &page, sizeof page, r);
@@ -106,7 +75,7 @@ static void edge_ref(struct fp_slot *f, struct cf_device_stats *d, uint64_t page
     }
 }
 
-static void raw_range(struct fp_slot *f, struct cf_device_stats *d, uint64_t addr, uint64_t size,
+static void raw_range(struct cf_slot *f, struct cf_device_stats *d, uint64_t addr, uint64_t size,
                       int sign)
 {
     if (size == 0) return;
@@ -169,7 +138,7 @@ static uint64_t granted_of(const struct cf_alloc *a)
 /* The footprint series an allocation adds to (sign +1) or takes from (-1); true
  * when a part of the footprint changed. Pool and arena allocations change only
  * live bytes: their memory is the pool's or the arena's, read as a series. */
-static bool apply_kind(struct fp_slot *f, struct cf_device_stats *d, const struct cf_alloc *a,
+static bool apply_kind(struct cf_slot *f, struct cf_device_stats *d, const struct cf_alloc *a,
                        int sign)
 {
     uint64_t g = granted_of(a);
@@ -204,10 +173,10 @@ static void follow_arena(struct cf_device_stats *d, int device, const struct cf_
 }
 
 /* With the slot locked. */
-static uint64_t account(const struct cf_alloc *a, int sign, uint64_t now, bool *new_peak)
+static inline __attribute__((always_inline)) uint64_t
+account(const struct cf_alloc *a, int slot, int sign, uint64_t now, bool *new_peak)
 {
-    int slot = cf_slot_of(a->kind, a->device);
-    struct fp_slot *f = &fp[slot];
+    struct cf_slot *f = &cf_slots[slot];
     struct cf_device_stats *d = stats_of(slot);
     if (new_peak) *new_peak = false;
     if (d == NULL) return cf_seq_next();
@@ -227,14 +196,14 @@ static uint64_t account(const struct cf_alloc *a, int sign, uint64_t now, bool *
     return seq;
 }
 
-uint64_t cf_fp_alloc(const struct cf_alloc *a, bool *new_peak)
+uint64_t cf_fp_alloc(const struct cf_alloc *a, int slot, bool *new_peak)
 {
-    return account(a, +1, a->t_ns, new_peak);
+    return account(a, slot, +1, a->t_ns, new_peak);
 }
 
-uint64_t cf_fp_free(const struct cf_alloc *a, uint64_t now)
+uint64_t cf_fp_free(const struct cf_alloc *a, int slot, uint64_t now)
 {
-    return account(a, -1, now, NULL);
+    return account(a, slot, -1, now, NULL);
 }
 
 /* A series that is read, not derived: a pool's reserved bytes (delta), the graph
@@ -301,11 +270,11 @@ uint64_t cf_fp_meminfo(int device, uint64_t used, uint64_t total, uint64_t now)
 void cf_fp_lock_all(void)
 {
     for (unsigned i = 0; i < CF_SLOTS; i++)
-        cf_lock(&fp[i].lock);
+        cf_lock(&cf_slots[i].lock);
 }
 
 void cf_fp_unlock_all(void)
 {
     for (unsigned i = CF_SLOTS; i-- > 0;)
-        cf_unlock(&fp[i].lock);
+        cf_unlock(&cf_slots[i].lock);
 }

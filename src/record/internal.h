@@ -127,9 +127,6 @@ void cf_rec_retire(struct cf_alloc *a, uint64_t now);
 #define CF_SLOT_HOST    (CF_MAX_DEVICES + 1)
 #define CF_SLOT_MANAGED (CF_MAX_DEVICES + 2)
 #define CF_SLOTS        (CF_MAX_DEVICES + 3)
-int cf_slot_of(enum cf_kind kind, int device); /* device d: slot d + 1 */
-void cf_slot_lock(int slot);
-void cf_slot_unlock(int slot);
 struct cf_live_pair {
     uint64_t addr;
     struct cf_alloc *a; /* NULL: empty */
@@ -139,12 +136,38 @@ struct cf_live_table {
     uint64_t mask;  /* pairs - 1; 0 before the first insert */
     uint64_t count; /* pairs in use */
 };
-struct cf_live_table *cf_slot_table(int slot);
+/* A slot's lock, its live table's head and its page counts: one cache line. */
+struct page_ref;
+struct cf_slot {
+    struct cf_lock lock;
+    struct cf_live_table live;
+    struct page_ref *edges; /* first/last pages of live raw allocations */
+    uint64_t interior_pages, edge_pages;
+} __attribute__((aligned(64)));
+extern struct cf_slot cf_slots[CF_SLOTS];
+
+/* Device d: slot d + 1. */
+static inline int cf_slot_of(enum cf_kind kind, int device)
+{
+    if (kind == CF_KIND_HOST) return CF_SLOT_HOST;
+    if (kind == CF_KIND_MANAGED) return CF_SLOT_MANAGED;
+    if (kind == CF_KIND_GRAPH || device < 0 || device >= CF_MAX_DEVICES) return CF_SLOT_OTHER;
+    return device + 1;
+}
+static inline void cf_slot_lock(int slot)
+{
+    cf_lock(&cf_slots[slot].lock);
+}
+static inline void cf_slot_unlock(int slot)
+{
+    cf_unlock(&cf_slots[slot].lock);
+}
 uint64_t cf_seq_next(void);
-/* With a's slot locked: account a's entry into (exit from) the live set; return
- * the event's seq and set *new_peak when the device's footprint reached a new peak. */
-uint64_t cf_fp_alloc(const struct cf_alloc *a, bool *new_peak);
-uint64_t cf_fp_free(const struct cf_alloc *a, uint64_t now);
+/* With the slot (a's) locked: account a's entry into (exit from) the live set;
+ * return the event's seq and set *new_peak when the device's footprint reached a
+ * new peak. */
+uint64_t cf_fp_alloc(const struct cf_alloc *a, int slot, bool *new_peak);
+uint64_t cf_fp_free(const struct cf_alloc *a, int slot, uint64_t now);
 /* A series read from the driver: pool reserved (value = delta), graph pool
  * (value = reserved, used), arena mapped (value). Returns the event's seq. The
  * _locked form: with the device's slot locked. */

@@ -114,7 +114,7 @@ static void count_elsewhere(struct cf_site *site, int site_home, struct cf_pool 
 bool cf_live_insert(struct cf_alloc *a, struct cf_site *site, struct cf_pool *pool, uint64_t *seq)
 {
     int slot = cf_slot_of(a->kind, a->device);
-    struct cf_live_table *tb = cf_slot_table(slot);
+    struct cf_live_table *tb = &cf_slots[slot].live;
     struct cf_thread *t = cf_thread_self();
     int site_home = site ? cf_site_home(site, slot) : -1;
     struct cf_alloc *stale = NULL;
@@ -126,7 +126,7 @@ bool cf_live_insert(struct cf_alloc *a, struct cf_site *site, struct cf_pool *po
     if (p) {
         stale = p->a;
         p->a = a; /* the same address, the newcomer's node */
-        cf_fp_free(stale, a->t_ns);
+        cf_fp_free(stale, slot, t_ns);
     } else if (make_room(tb)) {
         put(tb, a->addr, a);
     } else {
@@ -136,7 +136,7 @@ bool cf_live_insert(struct cf_alloc *a, struct cf_site *site, struct cf_pool *po
         cf_meta_free(a, sizeof *a);
         return false;
     }
-    a->seq = *seq = cf_fp_alloc(a, &new_peak);
+    a->seq = *seq = cf_fp_alloc(a, slot, &new_peak);
     if (site_home == slot) cf_site_count_locked(site, size, t_ns);
     if (pool && pool->home == slot) cf_pool_count_locked(pool, (int64_t)size);
     if (t) {
@@ -160,14 +160,14 @@ bool cf_live_insert(struct cf_alloc *a, struct cf_site *site, struct cf_pool *po
 /* addr out of one slot's table, accounted there; NULL: not in this slot. */
 static struct cf_alloc *remove_from(int slot, uint64_t addr, uint64_t now, struct cf_thread *t)
 {
-    struct cf_live_table *tb = cf_slot_table(slot);
+    struct cf_live_table *tb = &cf_slots[slot].live;
     struct cf_alloc *a = NULL;
     cf_slot_lock(slot);
     struct cf_live_pair *p = find(tb, addr);
     if (p) {
         a = p->a;
         take_out(tb, p);
-        a->seq = cf_fp_free(a, now);
+        a->seq = cf_fp_free(a, slot, now);
         if (t) cf_count(&t->frees, 1);
     }
     cf_slot_unlock(slot);
@@ -182,7 +182,7 @@ struct cf_alloc *cf_live_remove(uint64_t addr, uint64_t now)
     /* An empty table cannot hold it: the allocation was inserted, and its slot
      * unlocked, before the program could hand its address to this free. */
     for (int slot = 0; a == NULL && slot < CF_SLOTS; slot++)
-        if (slot != first && __atomic_load_n(&cf_slot_table(slot)->count, __ATOMIC_RELAXED))
+        if (slot != first && __atomic_load_n(&cf_slots[slot].live.count, __ATOMIC_RELAXED))
             a = remove_from(slot, addr, now, t);
     return a;
 }
@@ -190,7 +190,7 @@ struct cf_alloc *cf_live_remove(uint64_t addr, uint64_t now)
 void cf_live_restore(struct cf_alloc *a, uint64_t now)
 {
     int slot = cf_slot_of(a->kind, a->device);
-    struct cf_live_table *tb = cf_slot_table(slot);
+    struct cf_live_table *tb = &cf_slots[slot].live;
     struct cf_thread *t = cf_thread_self();
     cf_slot_lock(slot);
     bool taken = find(tb, a->addr) != NULL;
@@ -200,7 +200,7 @@ void cf_live_restore(struct cf_alloc *a, uint64_t now)
         /* Live all along: a peak reached now is one the program really had. */
         uint64_t t_alloc = a->t_ns;
         a->t_ns = now;
-        cf_fp_alloc(a, NULL);
+        cf_fp_alloc(a, slot, NULL);
         a->t_ns = t_alloc;
         if (t) cf_count(&t->frees, (uint64_t)-1);
     }
@@ -213,8 +213,7 @@ void cf_live_restore(struct cf_alloc *a, uint64_t now)
 void cf_rec_retire(struct cf_alloc *a, uint64_t now)
 {
     uint64_t lifetime = now > a->t_ns ? now - a->t_ns : 0;
-    struct cf_pool *pool =
-        a->kind == CF_KIND_POOL && a->pool ? cf_pool_get(a->pool, a->device) : NULL;
+    struct cf_pool *pool = a->pool_rec;
     int site_home = a->site ? cf_site_home(a->site, cf_slot_of(a->kind, a->device)) : -1;
     if (site_home >= 0) {
         cf_slot_lock(site_home);
@@ -235,7 +234,7 @@ void cf_live_build_view(void)
 {
     cf_live_drop_view();
     for (int slot = 0; slot < CF_SLOTS; slot++) {
-        const struct cf_live_table *tb = cf_slot_table(slot);
+        const struct cf_live_table *tb = &cf_slots[slot].live;
         for (uint64_t k = 0; tb->pairs && k <= tb->mask; k++) {
             struct cf_alloc *a = tb->pairs[k].a;
             if (a) HASH_ADD(hh, cf_rec.live, addr, sizeof a->addr, a);

@@ -59,9 +59,17 @@ static __thread int cache_state __attribute__((tls_model("initial-exec")));
 static pthread_key_t cache_key;
 static pthread_once_t cache_key_once = PTHREAD_ONCE_INIT;
 
+/* The class of sizes up to 1024 bytes by 16-byte steps: (size + 15) / 16. */
+static const uint8_t small_class[65] = {
+    [0 ... 1] = 0,    [2] = 1,          [3] = 2,          [4] = 3,         [5 ... 6] = 4,
+    [7 ... 8] = 5,    [9 ... 10] = 6,   [11 ... 12] = 7,  [13 ... 16] = 8, [17 ... 24] = 9,
+    [25 ... 32] = 10, [33 ... 48] = 11, [49 ... 64] = 12,
+};
+
 static int class_of(size_t size)
 {
-    for (unsigned i = 0; i < NCLASSES; i++)
+    if (size <= 1024) return small_class[(size + 15) >> 4];
+    for (unsigned i = NCACHED; i < NCLASSES; i++)
         if (size <= class_bytes[i]) return (int)i;
     return -1;
 }

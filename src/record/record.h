@@ -111,6 +111,7 @@ struct cf_alloc {
     uint64_t t_ns;
     uint64_t seq; /* where it entered (then left) the live set, in event order */
     struct cf_site *site;
+    struct cf_pool *pool_rec; /* the pool's record (pool != 0 and stream-ordered), else NULL */
     int32_t device;
     uint32_t tid;
     uint8_t api;            /* enum cf_api */
