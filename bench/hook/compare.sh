@@ -9,14 +9,16 @@
 # the simulated device's folders, or those of a real driver and runtime.
 #
 # Knobs (environment): REPS (default 11), ITERS (pairs per pass, default 1000), NEST
-# (frames above the loop, default 24).
+# (frames above the loop, default 24), EVICT_KIB (default 0: KiB of a private buffer
+# touched before every call, so that each call starts with cold caches as under a
+# real driver; 2048 evicts L1 and L2; only the calls are timed then).
 set -eu
 if [ $# -lt 3 ] || [ $# -gt 4 ]; then
     echo "usage: $0 BENCH_HOOK LIB_BEFORE LIB_AFTER [LIBRARY_PATH]" >&2
     exit 2
 fi
 hook=$1 before=$2 after=$3 libpath=${4:-${LD_LIBRARY_PATH:-}}
-reps=${REPS:-11} iters=${ITERS:-1000} nest=${NEST:-24}
+reps=${REPS:-11} iters=${ITERS:-1000} nest=${NEST:-24} evict=${EVICT_KIB:-0}
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -30,11 +32,11 @@ i=0
 while [ "$i" -lt "$reps" ]; do
     for cfg in base b0 a0 b16 a16; do
         case $cfg in
-        base) common "$hook" loop "$iters" "$nest" ;;
-        b0) common LD_PRELOAD="$before" CUDAFRAG_STACK_DEPTH=0 "$hook" loop "$iters" "$nest" ;;
-        a0) common LD_PRELOAD="$after" CUDAFRAG_STACK_DEPTH=0 "$hook" loop "$iters" "$nest" ;;
-        b16) common LD_PRELOAD="$before" CUDAFRAG_STACK_DEPTH=16 "$hook" loop "$iters" "$nest" ;;
-        a16) common LD_PRELOAD="$after" CUDAFRAG_STACK_DEPTH=16 "$hook" loop "$iters" "$nest" ;;
+        base) common "$hook" loop "$iters" "$nest" "$evict" ;;
+        b0) common LD_PRELOAD="$before" CUDAFRAG_STACK_DEPTH=0 "$hook" loop "$iters" "$nest" "$evict" ;;
+        a0) common LD_PRELOAD="$after" CUDAFRAG_STACK_DEPTH=0 "$hook" loop "$iters" "$nest" "$evict" ;;
+        b16) common LD_PRELOAD="$before" CUDAFRAG_STACK_DEPTH=16 "$hook" loop "$iters" "$nest" "$evict" ;;
+        a16) common LD_PRELOAD="$after" CUDAFRAG_STACK_DEPTH=16 "$hook" loop "$iters" "$nest" "$evict" ;;
         esac >"$tmp/out"
         echo "$i $cfg $(value async_ns_per_call <"$tmp/out") $(value sync_ns_per_call <"$tmp/out")" \
             >>"$tmp/loops"
@@ -52,7 +54,9 @@ overhead() {
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 
-echo "## Before / after ($reps repetitions, fastest of 50 passes of $iters pairs, loop $nest frames deep)"
+passes=50
+[ "$evict" -gt 0 ] && passes=10
+echo "## Before / after ($reps repetitions, fastest of $passes passes of $iters pairs, loop $nest frames deep, $evict KiB evicted before each call)"
 echo
 echo "| loop | without cudafrag | stacks off: before | after | overhead before | after | ratio | depth 16: before | after | overhead before | after | ratio |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"

@@ -13,7 +13,8 @@
 #
 # Knobs (environment): REPS (default 11), ITERS (allocation/free pairs per pass,
 # default 1000), NEST (frames above the loop, default 24), LIVE (live allocations
-# for the memory runs, default 100000).
+# for the memory runs, default 100000), EVICT_KIB (default 0: KiB of a private buffer
+# touched before every call, see bench_hook.c).
 set -eu
 if [ $# -ne 4 ]; then
     echo "usage: $0 BENCH_HOOK BENCH_META LIBCUDAFRAG SIM_DIR" >&2
@@ -21,6 +22,7 @@ if [ $# -ne 4 ]; then
 fi
 hook=$1 meta=$2 lib=$3 simdir=$4
 reps=${REPS:-11} iters=${ITERS:-1000} nest=${NEST:-24} live=${LIVE:-100000}
+evict=${EVICT_KIB:-0}
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -43,10 +45,10 @@ i=0
 while [ "$i" -lt "$reps" ]; do
     for cfg in base d0 d0ns d16; do
         case $cfg in
-        base) run_base loop "$iters" "$nest" >"$tmp/out" ;;
-        d0) run_depth 0 1 loop "$iters" "$nest" >"$tmp/out" ;;
-        d0ns) run_depth 0 0 loop "$iters" "$nest" >"$tmp/out" ;;
-        d16) run_depth 16 1 loop "$iters" "$nest" >"$tmp/out" ;;
+        base) run_base loop "$iters" "$nest" "$evict" >"$tmp/out" ;;
+        d0) run_depth 0 1 loop "$iters" "$nest" "$evict" >"$tmp/out" ;;
+        d0ns) run_depth 0 0 loop "$iters" "$nest" "$evict" >"$tmp/out" ;;
+        d16) run_depth 16 1 loop "$iters" "$nest" "$evict" >"$tmp/out" ;;
         esac
         echo "$i $cfg $(value async_ns_per_call <"$tmp/out") $(value sync_ns_per_call <"$tmp/out")" \
             >>"$tmp/loops"
@@ -65,7 +67,9 @@ overhead() {
         END { for (r in with) printf "%.2f\n", with[r] - base[r] }' "$tmp/loops" | median
 }
 
-echo "## Interception overhead ($reps repetitions, fastest of 50 passes of $iters pairs, loop $nest frames deep)"
+passes=50
+[ "$evict" -gt 0 ] && passes=10
+echo "## Interception overhead ($reps repetitions, fastest of $passes passes of $iters pairs, loop $nest frames deep, $evict KiB evicted before each call)"
 echo
 echo "| loop | without cudafrag | stacks off | overhead | stacks and shadow off | overhead | depth 16 | overhead |"
 echo "|---|---|---|---|---|---|---|---|"

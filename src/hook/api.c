@@ -29,7 +29,7 @@ CF_EXPORT long long cudafrag_api_calls(const char *api)
     size_t n = base_length(api);
     for (int i = 0; i < CF_API_COUNT; i++)
         if (strncmp(cf_api_info[i].name, api, n) == 0 && cf_api_info[i].name[n] == '\0')
-            return (long long)__atomic_load_n(&cf_rec.api[i].calls, __ATOMIC_RELAXED);
+            return (long long)cf_rec_api_calls((enum cf_api)i);
     return -1;
 }
 

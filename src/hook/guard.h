@@ -16,6 +16,19 @@ extern __thread bool cf_in_hook __attribute__((tls_model("initial-exec")));
 /* Nanoseconds the last timed real call took on this thread (for the report's
  * per-API time), read by the note functions right after the call. */
 extern __thread uint64_t cf_call_ns __attribute__((tls_model("initial-exec")));
+/* When that call returned: the time of its event, so the record reads no clock of
+ * its own (a clock read is a visible share of the per-call cost, see
+ * src/record/clock.c). Taken (and cleared) by cf_call_end(). */
+extern __thread uint64_t cf_call_end_ns __attribute__((tls_model("initial-exec")));
+
+/* The end of the last timed call, once: 0 when no timed call is pending, and the
+ * record then reads the clock itself. */
+static inline uint64_t cf_call_end(void)
+{
+    uint64_t t = cf_call_end_ns;
+    cf_call_end_ns = 0;
+    return t;
+}
 
 /* CUDAFRAG_ENABLE (parsed once, then a load). */
 bool cf_hook_enabled(void);
@@ -34,12 +47,13 @@ static inline void cf_hook_end(void)
     cf_in_hook = false;
 }
 
-/* rc = call, timed into cf_call_ns. */
+/* rc = call, timed into cf_call_ns and cf_call_end_ns. */
 #define CF_TIMED(rc, call)                                                                         \
     do {                                                                                           \
         uint64_t cf_t0_ = cf_now_ns();                                                             \
         rc = (call);                                                                               \
-        cf_call_ns = cf_now_ns() - cf_t0_;                                                         \
+        cf_call_end_ns = cf_now_ns();                                                              \
+        cf_call_ns = cf_call_end_ns - cf_t0_;                                                      \
     } while (0)
 
 /* rc = call; then, unless passing through, run the remaining argument (the recording) with the

@@ -57,6 +57,7 @@ static void note_alloc(enum cf_api api, uint64_t addr, uint64_t requested, uint6
         .oom = oom,
         .shadow = shadow,
         .ns = cf_call_ns,
+        .t_ns = cf_call_end(),
     };
     cf_rec_alloc(&ai);
 }
@@ -86,11 +87,12 @@ void cf_note_free_begin(struct cf_free_note *f, enum cf_api api, uint64_t addr)
 
 void cf_note_free_end(struct cf_free_note *f, int result)
 {
-    cf_rec_free_end(f->api, f->addr, f->live, result, cf_call_ns);
+    cf_rec_free_end(f->api, f->addr, f->live, result, cf_call_ns, cf_call_end());
 }
 
 void cf_note_call(enum cf_api api, int result)
 {
+    cf_call_end(); /* the record reads the clock for these */
     cf_rec_call(api, result, cf_call_ns);
 }
 
@@ -171,6 +173,7 @@ void cf_note_async_alloc(enum cf_api api, uint64_t addr, uint64_t requested, CUs
         .oom = oom,
         .graph = t->capturing,
         .ns = cf_call_ns,
+        .t_ns = cf_call_end(),
     };
     cf_rec_alloc(&ai);
 }

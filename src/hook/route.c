@@ -8,8 +8,9 @@
 #include <errno.h>
 
 static void note_arena_alloc(enum cf_api api, uint64_t addr, uint64_t size, uint64_t granted,
-                             CUstream stream, int device, uint64_t ns)
+                             CUstream stream, int device, uint64_t t0)
 {
+    uint64_t end = cf_now_ns();
     struct cf_alloc_info ai = {
         .api = api,
         .addr = addr,
@@ -18,7 +19,8 @@ static void note_arena_alloc(enum cf_api api, uint64_t addr, uint64_t size, uint
         .stream = (uint64_t)(uintptr_t)stream,
         .device = device,
         .arena = true,
-        .ns = ns,
+        .ns = end - t0,
+        .t_ns = end,
     };
     cf_rec_alloc(&ai);
 }
@@ -34,7 +36,7 @@ bool cf_route_alloc(enum cf_api api, uint64_t *out, uint64_t size)
     bool served = cf_arena_alloc(&p, size, NULL, false, &granted) == CUDA_SUCCESS;
     if (served) {
         *out = p;
-        note_arena_alloc(api, p, size, granted, NULL, cf_current_device(), cf_now_ns() - t0);
+        note_arena_alloc(api, p, size, granted, NULL, cf_current_device(), t0);
     }
     errno = saved;
     return served;
@@ -53,7 +55,7 @@ bool cf_route_alloc_async(enum cf_api api, uint64_t *out, uint64_t size, CUstrea
     bool served = cf_arena_alloc(&p, size, stream, true, &granted) == CUDA_SUCCESS;
     if (served) {
         *out = p;
-        note_arena_alloc(api, p, size, granted, stream, t->device, cf_now_ns() - t0);
+        note_arena_alloc(api, p, size, granted, stream, t->device, t0);
     }
     errno = saved;
     return served;
@@ -67,8 +69,8 @@ bool cf_route_free(enum cf_api api, uint64_t ptr, CUstream stream, bool async, C
     struct cf_alloc *live = cf_rec_free_begin(ptr);
     uint64_t t0 = cf_now_ns();
     *rc = cf_arena_free(ptr, stream, async);
-    uint64_t ns = cf_now_ns() - t0;
-    cf_rec_free_end(api, ptr, live, *rc, ns);
+    uint64_t end = cf_now_ns();
+    cf_rec_free_end(api, ptr, live, *rc, end - t0, end);
     errno = saved;
     return true;
 }

@@ -84,8 +84,9 @@ bool cf_apply_alloc(struct cf_event *e, struct cf_site *site, struct cf_alloc *c
     bool ok = e->result == 0;
     cf_metrics_api((enum cf_api)e->api, ok ? e->size : 0, !ok, e->ns);
     if (ok && e->addr == 0) return false; /* a zero-byte request: nothing was allocated */
-    cf_site_count(site, e->size, ok, e->t_ns);
     if (!ok) {
+        enum cf_kind kind = (e->flags & CF_EVF_GRAPH) ? CF_KIND_GRAPH : cf_api_info[e->api].kind;
+        cf_site_fail(site, cf_slot_of(kind, e->device));
         if (e->flags & CF_EVF_OOM) store_oom(e, site);
         return false;
     }
@@ -95,13 +96,14 @@ bool cf_apply_alloc(struct cf_event *e, struct cf_site *site, struct cf_alloc *c
         __atomic_add_fetch(&cf_rec.graph.alloc_nodes, 1, __ATOMIC_RELAXED);
         __atomic_add_fetch(&cf_rec.graph.node_bytes, a->requested, __ATOMIC_RELAXED);
     }
-    if (a->kind == CF_KIND_POOL && a->pool)
-        cf_pool_account(a->pool, a->device, (int64_t)a->requested);
+    struct cf_pool *pool =
+        a->kind == CF_KIND_POOL && a->pool ? cf_pool_get(a->pool, a->device) : NULL;
+    a->pool_rec = pool;
     cf_metrics_size(a->requested);
     if (a->shadowed) cf_shadow_alloc(a->addr, a->requested, a->device < 0 ? 0 : a->device);
     *copy = *a; /* once inserted, another thread may free a */
     uint64_t seq = 0;
-    bool new_peak = cf_live_insert(a, &seq);
+    bool new_peak = cf_live_insert(a, site, pool, &seq);
     if (!cf_rec_replaying) e->seq = seq;
     copy->seq = seq;
     return new_peak;

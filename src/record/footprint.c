@@ -9,8 +9,13 @@
  * be shared, and only those are reference-counted. That keeps every event O(1)
  * however large the allocation. Pools, the graph pool, the arena, VMM handles
  * and arrays add their own series. Every event takes its place in the global
- * order (seq) here, under the device lock, so a replay of the trace in seq order
- * walks each device through the same states. */
+ * order (seq) here, under the device's slot lock, so a replay of the trace in seq
+ * order walks each device through the same states.
+ *
+ * The slot lock is the one lock of an intercepted call (internal.h): it also
+ * guards the slot's live table and the sites and pools whose home the slot is,
+ * so that an allocation is inserted, accounted, ordered and counted at its site
+ * and pool in one critical section, on one cache line with the table's head. */
 #include <string.h>
 
 #include "arena/arena.h"
@@ -24,18 +29,7 @@ struct page_ref {
     UT_hash_handle hh;
 };
 
-struct fp_dev {
-    pthread_mutex_t lock;
-    struct page_ref *edges; /* first/last pages of live raw allocations */
-    uint64_t interior_pages, edge_pages;
-};
-
-/* Devices, then pinned host memory, then managed memory (no footprint). */
-#define FP_HOST    CF_MAX_DEVICES
-#define FP_MANAGED (CF_MAX_DEVICES + 1)
-static struct fp_dev fp[CF_MAX_DEVICES + 2] = {
-    [0 ... CF_MAX_DEVICES + 1] = {.lock = PTHREAD_MUTEX_INITIALIZER},
-};
+struct cf_slot cf_slots[CF_SLOTS];
 static uint64_t next_seq = 1;
 
 uint64_t cf_seq_next(void)
@@ -43,23 +37,21 @@ uint64_t cf_seq_next(void)
     return __atomic_fetch_add(&next_seq, 1, __ATOMIC_RELAXED);
 }
 
-static int slot_of(enum cf_kind kind, int device)
+static bool is_device(int slot)
 {
-    if (kind == CF_KIND_HOST) return FP_HOST;
-    if (kind == CF_KIND_MANAGED) return FP_MANAGED;
-    if (kind == CF_KIND_GRAPH || device < 0 || device >= CF_MAX_DEVICES) return -1;
-    return device;
+    return slot >= 1 && slot <= CF_MAX_DEVICES;
 }
 
+/* NULL for the slot of no device: graph allocations live in the graph pool. */
 static struct cf_device_stats *stats_of(int slot)
 {
-    if (slot == FP_HOST) return &cf_rec.host;
-    if (slot == FP_MANAGED) return &cf_rec.managed;
-    return &cf_rec.dev[slot];
+    if (slot == CF_SLOT_HOST) return &cf_rec.host;
+    if (slot == CF_SLOT_MANAGED) return &cf_rec.managed;
+    return is_device(slot) ? &cf_rec.dev[slot - 1] : NULL;
 }
 
 /* A node that cannot be allocated leaves the page count low: say so, once. */
-static void edge_ref(struct fp_dev *f, struct cf_device_stats *d, uint64_t page, int sign)
+static void edge_ref(struct cf_slot *f, struct cf_device_stats *d, uint64_t page, int sign)
 {
     struct page_ref *r;
     HASH_FIND(hh, f->edges, &page, sizeof page, r);
@@ -83,7 +75,7 @@ static void edge_ref(struct fp_dev *f, struct cf_device_stats *d, uint64_t page,
     }
 }
 
-static void raw_range(struct fp_dev *f, struct cf_device_stats *d, uint64_t addr, uint64_t size,
+static void raw_range(struct cf_slot *f, struct cf_device_stats *d, uint64_t addr, uint64_t size,
                       int sign)
 {
     if (size == 0) return;
@@ -100,16 +92,25 @@ static uint64_t footprint_of(const struct cf_device_stats *d)
            d->array_bytes;
 }
 
-/* The peaks, after the device's state changed at time now; true when the
- * footprint reached a new peak. */
-static bool note_peaks(struct cf_device_stats *d, uint64_t now)
+/* now = 0: a free taken out of the live table before its real call returned, whose
+ * time is not known yet; a peak reached then (the arena mapped more meanwhile) is
+ * stamped with the clock. */
+static uint64_t time_of(uint64_t now)
 {
-    uint64_t f = footprint_of(d);
+    return now ? now : cf_now_ns();
+}
+
+/* The peaks, after the device's state changed at time now; true when the
+ * footprint reached a new peak. parts: one of the footprint's parts changed
+ * (otherwise d->footprint still is their sum, and they are not read). */
+static bool note_peaks(struct cf_device_stats *d, uint64_t now, bool parts)
+{
+    uint64_t f = parts ? footprint_of(d) : d->footprint;
     bool new_peak = f > d->peak_footprint;
     d->footprint = f;
     if (new_peak) {
         d->peak_footprint = f;
-        d->peak_footprint_t_ns = now;
+        d->peak_footprint_t_ns = time_of(now);
         d->live_at_peak_footprint = d->live_bytes;
         d->at_peak = (struct cf_fp_parts){.raw = d->raw_bytes,
                                           .raw_live = d->raw_live,
@@ -123,7 +124,7 @@ static bool note_peaks(struct cf_device_stats *d, uint64_t now)
     }
     if (d->live_bytes > d->peak_live_bytes) {
         d->peak_live_bytes = d->live_bytes;
-        d->peak_t_ns = now;
+        d->peak_t_ns = time_of(now);
         d->footprint_at_peak_live = f;
     }
     return new_peak;
@@ -134,22 +135,27 @@ static uint64_t granted_of(const struct cf_alloc *a)
     return a->granted ? a->granted : a->requested;
 }
 
-/* The footprint series an allocation adds to (sign +1) or takes from (-1). */
-static void apply_kind(struct fp_dev *f, struct cf_device_stats *d, const struct cf_alloc *a,
+/* The footprint series an allocation adds to (sign +1) or takes from (-1); true
+ * when a part of the footprint changed. Pool and arena allocations change only
+ * live bytes: their memory is the pool's or the arena's, read as a series. */
+static bool apply_kind(struct cf_slot *f, struct cf_device_stats *d, const struct cf_alloc *a,
                        int sign)
 {
     uint64_t g = granted_of(a);
     if (a->kind == CF_KIND_DEVICE && !a->arena) {
         raw_range(f, d, a->addr, a->requested, sign);
         d->raw_live += (uint64_t)sign * a->requested;
-    } else if (a->arena) {
+        return true;
+    }
+    if (a->arena)
         d->arena_live += (uint64_t)sign * a->requested;
-    } else if (a->kind == CF_KIND_POOL) {
+    else if (a->kind == CF_KIND_POOL)
         d->pool_live += (uint64_t)sign * a->requested;
-    } else if (a->kind == CF_KIND_VMM)
+    else if (a->kind == CF_KIND_VMM)
         d->vmm_bytes += (uint64_t)sign * g;
     else if (a->kind == CF_KIND_ARRAY)
         d->array_bytes += (uint64_t)sign * g;
+    return a->kind == CF_KIND_VMM || a->kind == CF_KIND_ARRAY;
 }
 
 /* The arena maps before it hands a block out and unmaps after a free: read its
@@ -161,41 +167,43 @@ static void follow_arena(struct cf_device_stats *d, int device, const struct cf_
     uint64_t mapped = cf_arena_mapped_now(device);
     if (mapped == d->arena_mapped) return;
     d->arena_mapped = mapped;
-    note_peaks(d, now);
+    now = time_of(now);
+    note_peaks(d, now, true);
     cf_trace_series(cf_seq_next(), now, device, CF_SERIES_ARENA, mapped, 0);
 }
 
-static uint64_t account(const struct cf_alloc *a, int sign, uint64_t now, bool *new_peak)
+/* With the slot locked. */
+static inline __attribute__((always_inline)) uint64_t
+account(const struct cf_alloc *a, int slot, int sign, uint64_t now, bool *new_peak)
 {
-    int slot = slot_of(a->kind, a->device);
-    if (slot < 0) return cf_seq_next();
-    struct fp_dev *f = &fp[slot];
+    struct cf_slot *f = &cf_slots[slot];
     struct cf_device_stats *d = stats_of(slot);
-    pthread_mutex_lock(&f->lock);
-    if (slot < CF_MAX_DEVICES) follow_arena(d, slot, a, now);
+    if (new_peak) *new_peak = false;
+    if (d == NULL) return cf_seq_next();
+    bool device = is_device(slot);
+    if (device) follow_arena(d, slot - 1, a, now);
     uint64_t seq = cf_seq_next();
-    d->seen = true;
+    if (!d->seen) d->seen = true;
     d->live_count += (uint64_t)sign;
     d->live_bytes += (uint64_t)sign * a->requested;
     d->requested_live += (uint64_t)sign * a->requested;
     d->granted_live += (uint64_t)sign * granted_of(a);
     if (d->requested_live > d->peak_requested) d->peak_requested = d->requested_live;
     if (d->granted_live > d->peak_granted) d->peak_granted = d->granted_live;
-    if (slot < CF_MAX_DEVICES) apply_kind(f, d, a, sign);
-    bool peak = note_peaks(d, now) && slot < CF_MAX_DEVICES;
-    pthread_mutex_unlock(&f->lock);
+    bool parts = device && apply_kind(f, d, a, sign);
+    bool peak = note_peaks(d, now, parts) && device;
     if (new_peak) *new_peak = peak;
     return seq;
 }
 
-uint64_t cf_fp_alloc(const struct cf_alloc *a, bool *new_peak)
+uint64_t cf_fp_alloc(const struct cf_alloc *a, int slot, bool *new_peak)
 {
-    return account(a, +1, a->t_ns, new_peak);
+    return account(a, slot, +1, a->t_ns, new_peak);
 }
 
-uint64_t cf_fp_free(const struct cf_alloc *a, uint64_t now)
+uint64_t cf_fp_free(const struct cf_alloc *a, int slot, uint64_t now)
 {
-    return account(a, -1, now, NULL);
+    return account(a, slot, -1, now, NULL);
 }
 
 /* A series that is read, not derived: a pool's reserved bytes (delta), the graph
@@ -204,9 +212,17 @@ uint64_t cf_fp_free(const struct cf_alloc *a, uint64_t now)
 uint64_t cf_fp_series(int device, enum cf_series series, int64_t value, uint64_t used, uint64_t now)
 {
     if (device < 0 || device >= CF_MAX_DEVICES) return cf_seq_next();
-    struct fp_dev *f = &fp[device];
+    cf_slot_lock(device + 1);
+    uint64_t seq = cf_fp_series_locked(device, series, value, used, now);
+    cf_slot_unlock(device + 1);
+    return seq;
+}
+
+uint64_t cf_fp_series_locked(int device, enum cf_series series, int64_t value, uint64_t used,
+                             uint64_t now)
+{
+    if (device < 0 || device >= CF_MAX_DEVICES) return cf_seq_next();
     struct cf_device_stats *d = &cf_rec.dev[device];
-    pthread_mutex_lock(&f->lock);
     uint64_t seq = cf_seq_next();
     d->seen = true;
     switch (series) {
@@ -223,8 +239,7 @@ uint64_t cf_fp_series(int device, enum cf_series series, int64_t value, uint64_t
         d->arena_mapped = (uint64_t)value;
         break;
     }
-    note_peaks(d, now);
-    pthread_mutex_unlock(&f->lock);
+    note_peaks(d, now, true);
     return seq;
 }
 
@@ -234,9 +249,8 @@ uint64_t cf_fp_series(int device, enum cf_series series, int64_t value, uint64_t
 uint64_t cf_fp_meminfo(int device, uint64_t used, uint64_t total, uint64_t now)
 {
     if (device < 0 || device >= CF_MAX_DEVICES) return cf_seq_next();
-    struct fp_dev *f = &fp[device];
     struct cf_device_stats *d = &cf_rec.dev[device];
-    pthread_mutex_lock(&f->lock);
+    cf_slot_lock(device + 1);
     uint64_t seq = cf_seq_next();
     d->total_bytes = total;
     if (d->footprint_samples++ == 0)
@@ -249,18 +263,18 @@ uint64_t cf_fp_meminfo(int device, uint64_t used, uint64_t total, uint64_t now)
     if (over + under > d->max_deviation) d->max_deviation = over + under;
     if (measured > d->measured_peak) d->measured_peak = measured;
     (void)now;
-    pthread_mutex_unlock(&f->lock);
+    cf_slot_unlock(device + 1);
     return seq;
 }
 
 void cf_fp_lock_all(void)
 {
-    for (unsigned i = 0; i < CF_MAX_DEVICES + 2; i++)
-        pthread_mutex_lock(&fp[i].lock);
+    for (unsigned i = 0; i < CF_SLOTS; i++)
+        cf_lock(&cf_slots[i].lock);
 }
 
 void cf_fp_unlock_all(void)
 {
-    for (unsigned i = CF_MAX_DEVICES + 2; i-- > 0;)
-        pthread_mutex_unlock(&fp[i].lock);
+    for (unsigned i = CF_SLOTS; i-- > 0;)
+        cf_unlock(&cf_slots[i].lock);
 }

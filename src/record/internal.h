@@ -1,17 +1,73 @@
 /* Interfaces between the files of the record layer; nothing outside src/record/
- * includes this. Lock order: a live shard lock, then a device's footprint lock
- * (footprint.c), then a thread's trace buffer lock; the pool lock, then a
- * device's footprint lock; the site lock, the apply lock and the Python frames
- * lock alone. The meta allocator's locks nest inside any. */
+ * includes this. Lock order: the site table's lock and the pool table's lock
+ * alone; slot locks (footprint.c), two at once only in ascending order, then a
+ * thread's trace buffer lock; the apply lock and the Python frames lock alone.
+ * The meta allocator's locks and the thread registry's nest inside any. */
 #ifndef CF_RECORD_INTERNAL_H
 #define CF_RECORD_INTERNAL_H
 
 #include <pthread.h>
 
 #include "record/event.h"
+#include "record/lock.h"
 #include "record/record.h"
 #include "record/trace.h"
 #include "base/export.h"
+
+/* ---- thread.c: what a thread counts on its own, and its caches ---- */
+#define CF_SITE_REFS   8 /* call sites a thread remembers (direct-mapped by stack hash) */
+#define CF_KNOWN_SIZES 3 /* sizes a thread knows are in the distinct-size set */
+
+/* A call site as its last use on this thread left it: the site table is not
+ * searched and the site's cold lines are not read (site.c). */
+struct cf_site_ref {
+    uint64_t hash;
+    struct cf_site *site;       /* NULL: empty */
+    uint64_t last_size;         /* size + 1 of the last allocation noted at the site (0: none) */
+} __attribute__((aligned(32))); /* two to a cache line */
+
+struct cf_bin {
+    uint64_t count, bytes;
+};
+
+/* One per thread (reused after the thread exits), from the meta allocator. The
+ * owner writes without atomics or locks, with relaxed stores; cf_rec_collect
+ * reads with relaxed loads. Laid out so that one call touches few lines. */
+struct cf_thread {
+    /* Changed under the slot lock of the live table (live.c), so that
+     * cf_rec_lock_all, which holds every slot, finds them agreeing with it. */
+    uint64_t allocs, frees;
+    uint64_t pool_handle; /* pool.c: the pool this thread used last */
+    struct cf_pool *pool;
+    uint64_t known_sizes[CF_KNOWN_SIZES]; /* metrics.c; 0: empty */
+    int32_t last_slot;                    /* live.c: where its last allocation went */
+    struct cf_site_ref sites[CF_SITE_REFS] __attribute__((aligned(64)));
+    struct cf_api_stats api[CF_API_COUNT] __attribute__((aligned(64)));
+    struct cf_bin sizes[CF_HIST_BINS] __attribute__((aligned(64)));
+    struct cf_bin lifetimes[CF_HIST_BINS];
+    struct cf_thread *next; /* the registry, under its lock */
+    bool owned;             /* a live thread counts in it */
+};
+
+extern __thread struct cf_thread *cf_thread_tls __attribute__((tls_model("initial-exec")));
+struct cf_thread *cf_thread_attach(void); /* NULL: no memory, nothing is counted */
+/* The calling thread's block. */
+static inline struct cf_thread *cf_thread_self(void)
+{
+    struct cf_thread *t = cf_thread_tls;
+    return CF_LIKELY(t != NULL) ? t : cf_thread_attach();
+}
+/* Owner-side addition: a plain add, but a single relaxed store for the readers. */
+static inline void cf_count(uint64_t *slot, uint64_t v)
+{
+    __atomic_store_n(slot, __atomic_load_n(slot, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
+}
+/* cf_rec.total_allocs/total_frees from every block (the crash summary reads them
+ * without locks, so live.c refreshes them now and then). */
+void cf_thread_publish_totals(void);
+void cf_thread_lock(void); /* fork: the registry, after the record locks */
+void cf_thread_unlock(void);
+void cf_thread_after_fork_child(void); /* also releases the registry lock */
 
 /* ---- stack.c: libunwind, loaded privately on first use ---- */
 /* Frames of the application above `caller` (the return address of the cf_rec_*
@@ -31,13 +87,19 @@ void cf_py_define(const struct cf_event *e); /* a PYFRAME event, replayed */
 void cf_py_lock(void);                       /* fork: alone, before the meta locks */
 void cf_py_unlock(void);
 
-/* ---- site.c: call sites, under one lock ---- */
+/* ---- site.c: call sites; the table under one lock, a site's figures under the
+ * lock of its home slot ---- */
 /* The site of a stack, created (with the next id) when new: *created says so. */
 struct cf_site *cf_site_get(uint64_t hash, enum cf_api api, const uintptr_t *frames,
                             uint32_t nframes, bool *created);
-void cf_site_count(struct cf_site *site, uint64_t size, bool ok, uint64_t now);
-void cf_site_free(struct cf_site *site, uint64_t size, uint64_t lifetime_ns);
-void cf_site_lock(void);
+/* The slot whose lock guards the site's figures: the slot of its first event
+ * (`slot`), fixed from then on. */
+int cf_site_home(struct cf_site *site, int slot);
+/* With the home slot locked: an allocation, and the end of one's life. */
+void cf_site_count_locked(struct cf_site *site, uint64_t size, uint64_t now);
+void cf_site_free_locked(struct cf_site *site, uint64_t size, uint64_t lifetime_ns);
+void cf_site_fail(struct cf_site *site, int slot); /* a failed allocation; locks */
+void cf_site_lock(void);                           /* the table */
 void cf_site_unlock(void);
 
 /* ---- modules.c: which object a frame is in, announced to the trace once ---- */
@@ -46,48 +108,101 @@ uint64_t cf_module_frame(uintptr_t addr);
 /* Emits the SITE event of a new site (frames as module + offset). */
 void cf_trace_site(const struct cf_site *site);
 
-/* ---- live.c: live allocations, sharded by address ---- */
-/* Insert a (replacing a stale entry at the same address); a->seq is set. Returns
- * true when a's device reached a new footprint peak. */
-bool cf_live_insert(struct cf_alloc *a, uint64_t *seq);
+/* ---- live.c: live allocations, a table per slot ---- */
+/* Insert a (replacing a stale entry at the same address) with a->seq set, and
+ * count it at its site and pool, all under a's slot lock when they live there.
+ * Returns true when a's device reached a new footprint peak. */
+bool cf_live_insert(struct cf_alloc *a, struct cf_site *site, struct cf_pool *pool, uint64_t *seq);
 struct cf_alloc *cf_live_remove(uint64_t addr, uint64_t now); /* NULL: not live */
 /* Undo cf_live_remove after a free that failed; a is retired instead when its
  * address has been recorded again meanwhile. */
 void cf_live_restore(struct cf_alloc *a, uint64_t now);
-void cf_live_lock_all(void);
-void cf_live_unlock_all(void);
-void cf_live_build_view(void); /* cf_rec.live, with all shards locked */
+void cf_live_build_view(void); /* cf_rec.live, with every slot locked */
 void cf_live_drop_view(void);
 /* The end of an allocation's life: site, pool, lifetime histogram, node freed. */
 void cf_rec_retire(struct cf_alloc *a, uint64_t now);
 
-/* ---- footprint.c: per-device live bytes and footprint, the event order ---- */
+/* ---- footprint.c: the slots, their locks and footprints, the event order ---- */
+/* A slot per device, one for pinned host memory, one for managed memory, and one
+ * for allocations of no device (graph memory). A slot's lock guards its live
+ * table (live.c), its live bytes and footprint, and the figures of the call sites
+ * and pools whose home it is (site.c, pool.c): an intercepted call takes one
+ * lock. Two slots are only ever locked at once in ascending order; the slot of
+ * no device comes first, so a pool met before its device was known can take its
+ * device's slot after its own. */
+#define CF_SLOT_OTHER   0
+#define CF_SLOT_HOST    (CF_MAX_DEVICES + 1)
+#define CF_SLOT_MANAGED (CF_MAX_DEVICES + 2)
+#define CF_SLOTS        (CF_MAX_DEVICES + 3)
+struct cf_live_pair {
+    uint64_t addr;
+    struct cf_alloc *a; /* NULL: empty */
+};
+struct cf_live_table {
+    struct cf_live_pair *pairs;
+    uint64_t mask;  /* pairs - 1; 0 before the first insert */
+    uint64_t count; /* pairs in use */
+};
+/* A slot's lock, its live table's head and its page counts: one cache line. */
+struct page_ref;
+struct cf_slot {
+    struct cf_lock lock;
+    struct cf_live_table live;
+    struct page_ref *edges; /* first/last pages of live raw allocations */
+    uint64_t interior_pages, edge_pages;
+} __attribute__((aligned(64)));
+extern struct cf_slot cf_slots[CF_SLOTS];
+
+/* Device d: slot d + 1. */
+static inline int cf_slot_of(enum cf_kind kind, int device)
+{
+    if (kind == CF_KIND_HOST) return CF_SLOT_HOST;
+    if (kind == CF_KIND_MANAGED) return CF_SLOT_MANAGED;
+    if (kind == CF_KIND_GRAPH || device < 0 || device >= CF_MAX_DEVICES) return CF_SLOT_OTHER;
+    return device + 1;
+}
+static inline void cf_slot_lock(int slot)
+{
+    cf_lock(&cf_slots[slot].lock);
+}
+static inline void cf_slot_unlock(int slot)
+{
+    cf_unlock(&cf_slots[slot].lock);
+}
 uint64_t cf_seq_next(void);
-/* Account a's entry into (exit from) the live set; return the event's seq and set
- * *new_peak when the device's footprint reached a new peak. */
-uint64_t cf_fp_alloc(const struct cf_alloc *a, bool *new_peak);
-uint64_t cf_fp_free(const struct cf_alloc *a, uint64_t now);
+/* With the slot (a's) locked: account a's entry into (exit from) the live set;
+ * return the event's seq and set *new_peak when the device's footprint reached a
+ * new peak. */
+uint64_t cf_fp_alloc(const struct cf_alloc *a, int slot, bool *new_peak);
+uint64_t cf_fp_free(const struct cf_alloc *a, int slot, uint64_t now);
 /* A series read from the driver: pool reserved (value = delta), graph pool
- * (value = reserved, used), arena mapped (value). Returns the event's seq. */
+ * (value = reserved, used), arena mapped (value). Returns the event's seq. The
+ * _locked form: with the device's slot locked. */
 uint64_t cf_fp_series(int device, enum cf_series series, int64_t value, uint64_t used,
                       uint64_t now);
+uint64_t cf_fp_series_locked(int device, enum cf_series series, int64_t value, uint64_t used,
+                             uint64_t now);
 /* A cuMemGetInfo sample held against the computed footprint. */
 uint64_t cf_fp_meminfo(int device, uint64_t used, uint64_t total, uint64_t now);
-void cf_fp_lock_all(void);
+void cf_fp_lock_all(void); /* every slot */
 void cf_fp_unlock_all(void);
 /* Emit a SERIES event (also used by footprint.c for the arena). */
 void cf_trace_series(uint64_t seq, uint64_t now, int device, enum cf_series series, uint64_t value,
                      uint64_t used);
 
-/* ---- metrics.c: counters, histograms, device statistics (atomics) ---- */
+/* ---- metrics.c: counters and histograms (per thread), distinct sizes ---- */
 void cf_metrics_api(enum cf_api api, uint64_t bytes, bool failed, uint64_t ns);
 void cf_metrics_size(uint64_t size);
 void cf_metrics_lifetime(uint64_t ns, uint64_t bytes);
 unsigned cf_hist_bin(uint64_t v);
 uint64_t cf_atomic_max(uint64_t *slot, uint64_t v); /* returns the previous maximum */
 
-/* ---- pool.c: pools by handle, under one lock ---- */
-void cf_pool_account(uint64_t pool, int device, int64_t bytes);
+/* ---- pool.c: pools by handle; the table under one lock, a pool's fields under
+ * the lock of its home slot (its device's, or the slot of no device) ---- */
+/* The pool of a handle, added (device -1: not known yet) when new; NULL: no memory. */
+struct cf_pool *cf_pool_get(uint64_t handle, int device);
+/* With the pool's home slot locked: an allocation (bytes > 0) or a free from it. */
+void cf_pool_count_locked(struct cf_pool *p, int64_t bytes);
 /* After an allocation from pool, the driver may have grown it (by more than the
  * allocation: frees pending on other streams are not reusable yet), so its
  * reserved bytes are read after each one; all its attributes once per interval.
@@ -103,7 +218,7 @@ struct cf_pool_sample {
 uint64_t cf_pool_store_sample(uint64_t pool, int device, const struct cf_pool_sample *s,
                               uint64_t now);
 unsigned cf_pool_handles(uint64_t *out, unsigned max); /* pools not destroyed */
-void cf_pool_lock(void);
+void cf_pool_lock(void);                               /* the table */
 void cf_pool_unlock(void);
 /* The pool operations as applied (in-process and in replay); 'reserved' of a
  * destroyed pool goes back to its device. */

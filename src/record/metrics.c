@@ -1,5 +1,7 @@
-/* Counters that many threads bump at once: plain atomics, no lock. Device
- * statistics are additionally serialised per shard by live.c. */
+/* Per-API counters and the size and lifetime histograms, counted by each thread
+ * in its own block (thread.c) and summed by cf_rec_collect; the process-wide set
+ * of distinct sizes, shared and lock-free, which a thread consults only for a
+ * size it does not know to be there already. */
 #include "record/internal.h"
 
 #define SIZE_SET_SLOTS 4096
@@ -17,11 +19,6 @@ uint64_t cf_atomic_max(uint64_t *slot, uint64_t v)
     return cur;
 }
 
-static void add(uint64_t *slot, uint64_t v)
-{
-    __atomic_add_fetch(slot, v, __ATOMIC_RELAXED);
-}
-
 unsigned cf_hist_bin(uint64_t v)
 {
     return v ? 63u - (unsigned)__builtin_clzll(v) : 0u;
@@ -29,45 +26,60 @@ unsigned cf_hist_bin(uint64_t v)
 
 void cf_metrics_api(enum cf_api api, uint64_t bytes, bool failed, uint64_t ns)
 {
-    struct cf_api_stats *st = &cf_rec.api[api];
-    add(&st->calls, 1);
-    if (bytes) add(&st->bytes, bytes);
-    if (failed) add(&st->failures, 1);
-    if (ns) add(&st->ns_total, ns);
+    struct cf_thread *t = cf_thread_self();
+    if (t == NULL) return;
+    struct cf_api_stats *st = &t->api[api];
+    cf_count(&st->calls, 1);
+    if (bytes) cf_count(&st->bytes, bytes);
+    if (failed) cf_count(&st->failures, 1);
+    if (ns) cf_count(&st->ns_total, ns);
 }
 
-static void note_distinct_size(uint64_t size)
+/* A size already in the set changes nothing, even when the set is full; a new
+ * size then marks the count as a floor. */
+static void note_distinct_size(uint64_t key)
 {
-    if (__atomic_load_n(&cf_rec.distinct_sizes, __ATOMIC_RELAXED) >= SIZE_SET_LIMIT) {
-        __atomic_store_n(&cf_rec.distinct_sizes_capped, true, __ATOMIC_RELAXED);
-        return;
-    }
-    uint64_t key = size + 1;
     uint64_t i = (key * 0x9e3779b97f4a7c15ull) >> 52; /* 12 bits: SIZE_SET_SLOTS */
     for (unsigned probe = 0; probe < SIZE_SET_SLOTS; probe++, i = (i + 1) % SIZE_SET_SLOTS) {
         uint64_t cur = __atomic_load_n(&size_set[i], __ATOMIC_RELAXED);
-        if (cur == 0 && __atomic_compare_exchange_n(&size_set[i], &cur, key, false,
-                                                    __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-            add(&cf_rec.distinct_sizes, 1);
+        if (cur == key) return;
+        if (cur != 0) continue;
+        if (__atomic_load_n(&cf_rec.distinct_sizes, __ATOMIC_RELAXED) >= SIZE_SET_LIMIT) {
+            __atomic_store_n(&cf_rec.distinct_sizes_capped, true, __ATOMIC_RELAXED);
             return;
         }
-        if (cur == key) return; /* present, or another thread just put it there */
+        if (__atomic_compare_exchange_n(&size_set[i], &cur, key, false, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED)) {
+            __atomic_add_fetch(&cf_rec.distinct_sizes, 1, __ATOMIC_RELAXED);
+            return;
+        }
+        if (cur == key) return; /* another thread just put it there */
     }
 }
 
 void cf_metrics_size(uint64_t size)
 {
-    unsigned bin = cf_hist_bin(size);
-    add(&cf_rec.sizes.count[bin], 1);
-    add(&cf_rec.sizes.bytes[bin], size);
-    note_distinct_size(size);
+    struct cf_thread *t = cf_thread_self();
+    if (t == NULL) return;
+    struct cf_bin *b = &t->sizes[cf_hist_bin(size)];
+    cf_count(&b->count, 1);
+    cf_count(&b->bytes, size);
+    /* Programs allocate a few sizes over and over: a thread remembers the last
+     * ones it saw in the set (direct-mapped) and does not look them up again. */
+    uint64_t key = size + 1;
+    uint64_t *known = &t->known_sizes[((key * 0x9e3779b97f4a7c15ull) >> 32) % CF_KNOWN_SIZES];
+    if (*known == key) return;
+    note_distinct_size(key);
+    *known = key;
 }
 
 void cf_metrics_lifetime(uint64_t ns, uint64_t bytes)
 {
-    unsigned bin = cf_hist_bin(ns);
-    add(&cf_rec.lifetimes.count[bin], 1);
-    add(&cf_rec.lifetimes.bytes[bin], bytes);
+    struct cf_thread *t = cf_thread_self();
+    if (t == NULL) return;
+    struct cf_bin *b = &t->lifetimes[cf_hist_bin(ns)];
+    cf_count(&b->count, 1);
+    cf_count(&b->bytes, bytes);
 }
 
 uint64_t cf_rec_estimate_granted(uint64_t requested)

@@ -1,6 +1,12 @@
 /* Memory pools by handle: what the pool APIs told us, what async allocations
  * added, and the last cuMemPoolGetAttribute sample (taken by sample.c without
- * this lock, then stored here). */
+ * any lock, then stored here). pool_lock guards the table. A pool's fields change
+ * under the lock of its home slot (footprint.c): its device's when that was known
+ * as it was first met (as it is for an allocation from it), else the slot of no
+ * device; an allocation from the pool is recorded under that lock anyway. Pools
+ * are never freed (a destroyed one is marked), so a thread remembers the pool it
+ * allocated from last (struct cf_thread) and an allocation from it needs neither
+ * the table nor its lock. */
 #include <string.h>
 
 #include "record/internal.h"
@@ -17,23 +23,31 @@ void cf_pool_unlock(void)
     pthread_mutex_unlock(&pool_lock);
 }
 
-/* With pool_lock held. A pool first met through an allocation gets device -1
- * until the pool APIs say more. */
-static struct cf_pool *find_or_add(uint64_t handle, int device)
+/* A pool first met through an allocation gets device -1 until the pool APIs say
+ * more. */
+struct cf_pool *cf_pool_get(uint64_t handle, int device)
 {
+    struct cf_thread *t = cf_thread_self();
+    if (t && t->pool && t->pool_handle == handle) return t->pool;
     struct cf_pool *p;
+    pthread_mutex_lock(&pool_lock);
     HASH_FIND(hh, cf_rec.pools, &handle, sizeof handle, p);
-    if (p) return p;
-    p = cf_meta_alloc(sizeof *p);
-    if (p == NULL) return NULL;
-    memset(p, 0, sizeof *p);
-    p->handle = handle;
-    p->device = device;
-    HASH_ADD(hh, cf_rec.pools, handle, sizeof p->handle, p);
+    if (p == NULL && (p = cf_meta_alloc(sizeof *p)) != NULL) {
+        memset(p, 0, sizeof *p);
+        p->handle = handle;
+        p->device = device;
+        p->home = cf_slot_of(CF_KIND_POOL, device);
+        HASH_ADD(hh, cf_rec.pools, handle, sizeof p->handle, p);
+    }
+    pthread_mutex_unlock(&pool_lock);
+    if (t && p) {
+        t->pool_handle = handle;
+        t->pool = p;
+    }
     return p;
 }
 
-/* With pool_lock held: returns the change of reserved bytes a sample brings. */
+/* With p's lock held: returns the change of reserved bytes a sample brings. */
 static int64_t store_sample(struct cf_pool *p, const struct cf_event *e)
 {
     int64_t delta = (int64_t)(e->v[0] - p->reserved_cur);
@@ -55,7 +69,7 @@ static int64_t store_sample(struct cf_pool *p, const struct cf_event *e)
     return delta;
 }
 
-/* With pool_lock held: returns the change of the device's reserved bytes. */
+/* With p's lock held: returns the change of the device's reserved bytes. */
 static int64_t apply_op(struct cf_pool *p, const struct cf_event *e)
 {
     int64_t delta = 0;
@@ -92,16 +106,53 @@ static int64_t apply_op(struct cf_pool *p, const struct cf_event *e)
     return delta;
 }
 
+static int device_slot(int device)
+{
+    return device >= 0 && device < CF_MAX_DEVICES ? device + 1 : -1;
+}
+
+/* The pool's home slot and the slot of the device its reserved bytes count on
+ * (-1: none), in ascending order. */
+static void lock_pair(int home, int dev_slot)
+{
+    if (dev_slot >= 0 && dev_slot < home) cf_slot_lock(dev_slot);
+    cf_slot_lock(home);
+    if (dev_slot > home) cf_slot_lock(dev_slot);
+}
+
+static void unlock_pair(int home, int dev_slot)
+{
+    if (dev_slot > home) cf_slot_unlock(dev_slot);
+    cf_slot_unlock(home);
+    if (dev_slot >= 0 && dev_slot < home) cf_slot_unlock(dev_slot);
+}
+
+/* The device's reserved bytes change under the pool's home lock, so that the
+ * events of one pool take their seq in the order in which they changed it (a
+ * replay in seq order then computes the same deltas). The device's own slot is
+ * taken with it; which device that is can change (until the pool APIs name it),
+ * so it is checked again under the locks. */
 uint64_t cf_pool_apply_seq(const struct cf_event *e)
 {
     if (e->pool == 0) return 0;
-    pthread_mutex_lock(&pool_lock);
-    struct cf_pool *p = find_or_add(e->pool, e->op == CF_POOL_SEEN ? e->device : -1);
-    int64_t delta = p ? apply_op(p, e) : 0;
-    int device = p && p->device >= 0 ? p->device : e->device;
-    pthread_mutex_unlock(&pool_lock);
-    if (delta == 0) return 0;
-    return cf_fp_series(device, CF_SERIES_POOL, delta, 0, e->t_ns);
+    struct cf_pool *p = cf_pool_get(e->pool, e->op == CF_POOL_SEEN ? e->device : -1);
+    if (p == NULL) return 0;
+    int device, dev_slot;
+    for (;;) {
+        int known = __atomic_load_n(&p->device, __ATOMIC_RELAXED);
+        device = known >= 0 ? known : e->device;
+        dev_slot = device_slot(device);
+        lock_pair(p->home, dev_slot == p->home ? -1 : dev_slot);
+        if (p->device == known) break;
+        unlock_pair(p->home, dev_slot == p->home ? -1 : dev_slot);
+    }
+    int64_t delta = apply_op(p, e);
+    uint64_t seq = 0;
+    if (delta != 0)
+        seq = dev_slot >= 0 ? cf_fp_series_locked(device, CF_SERIES_POOL, delta, 0, e->t_ns)
+                            : cf_seq_next();
+    unlock_pair(p->home, dev_slot == p->home ? -1 : dev_slot);
+    return seq;
 }
 
 void cf_pool_apply(const struct cf_event *e)
@@ -146,38 +197,34 @@ void cf_rec_pool_trim(uint64_t pool)
     if (!cf_rec_replaying) cf_sample_pool_now(pool, -1);
 }
 
-void cf_pool_account(uint64_t pool, int device, int64_t bytes)
+void cf_pool_count_locked(struct cf_pool *p, int64_t bytes)
 {
-    pthread_mutex_lock(&pool_lock);
-    struct cf_pool *p = find_or_add(pool, device);
-    if (p && bytes >= 0) {
+    if (bytes >= 0) {
         p->allocs++;
         p->live_bytes += (uint64_t)bytes;
         if (p->live_bytes > p->peak_live_bytes) p->peak_live_bytes = p->live_bytes;
-    } else if (p) {
+    } else {
         p->frees++;
         p->live_bytes -= (uint64_t)-bytes;
     }
-    pthread_mutex_unlock(&pool_lock);
 }
 
+/* Without the pool's lock: the answer only picks which reads to make, and the
+ * full sample is claimed with a compare-and-swap on its time, so concurrent
+ * allocations take one between them. */
 enum cf_pool_read cf_pool_wants_read(uint64_t pool, uint64_t now, uint64_t interval_ns,
                                      uint64_t *reserved)
 {
-    enum cf_pool_read want = CF_POOL_READ_NONE;
-    pthread_mutex_lock(&pool_lock);
-    struct cf_pool *p = find_or_add(pool, -1);
-    if (p && !p->destroyed) {
-        want = CF_POOL_READ_RESERVED;
-        if (p->samples == 0 || now - p->last_sample_ns >= interval_ns) {
-            /* Claimed: a concurrent allocation does not take the full sample too. */
-            p->last_sample_ns = now;
-            want = CF_POOL_READ_ALL;
-        }
-        *reserved = p->reserved_cur;
-    }
-    pthread_mutex_unlock(&pool_lock);
-    return want;
+    struct cf_pool *p = cf_pool_get(pool, -1);
+    if (p == NULL || __atomic_load_n(&p->destroyed, __ATOMIC_RELAXED)) return CF_POOL_READ_NONE;
+    *reserved = __atomic_load_n(&p->reserved_cur, __ATOMIC_RELAXED);
+    uint64_t last = __atomic_load_n(&p->last_sample_ns, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&p->samples, __ATOMIC_RELAXED) != 0 && now - last < interval_ns)
+        return CF_POOL_READ_RESERVED;
+    if (__atomic_compare_exchange_n(&p->last_sample_ns, &last, now, false, __ATOMIC_RELAXED,
+                                    __ATOMIC_RELAXED))
+        return CF_POOL_READ_ALL;
+    return CF_POOL_READ_RESERVED;
 }
 
 uint64_t cf_pool_store_reserved(uint64_t pool, int device, uint64_t reserved, uint64_t now)
@@ -213,7 +260,7 @@ unsigned cf_pool_handles(uint64_t *out, unsigned max)
     unsigned n = 0;
     pthread_mutex_lock(&pool_lock);
     for (struct cf_pool *p = cf_rec.pools; p && n < max; p = p->hh.next)
-        if (!p->destroyed) out[n++] = p->handle;
+        if (!__atomic_load_n(&p->destroyed, __ATOMIC_RELAXED)) out[n++] = p->handle;
     pthread_mutex_unlock(&pool_lock);
     return n;
 }

@@ -1,14 +1,15 @@
 /* The entry points the hooks call after each real CUDA call (and before a free),
  * and the locking the report and fork() need. Order on the hot path: unwind (no
- * lock), site (site lock), live table and device counters (one shard lock), then
- * sampling (no lock). */
+ * lock), site (a thread's own cache), live table, device, site and pool figures
+ * (one slot lock), then sampling (no lock). */
 #include <string.h>
 
 #include "config/config.h"
 #include "record/internal.h"
 #include "base/meta_alloc.h"
 
-struct cf_record cf_rec;
+/* Aligned so that device 0's hot fields take two cache lines (record.h). */
+struct cf_record cf_rec __attribute__((aligned(64)));
 
 const struct cf_api_info cf_api_info[CF_API_COUNT] = {
 #define CF_API_ROW(id, kind, role) [CF_API_##id] = {#id, CF_KIND_##kind, #role[0]},
@@ -73,7 +74,7 @@ static struct cf_site *site_of_stack(enum cf_api api, uintptr_t caller)
 __attribute__((noinline)) void cf_rec_alloc(const struct cf_alloc_info *ai)
 {
     cf_rec_init();
-    uint64_t now = cf_now_ns();
+    uint64_t now = ai->t_ns ? ai->t_ns : cf_now_ns();
     bool ok = ai->result == 0;
     struct cf_site *site = site_of_stack(ai->api, (uintptr_t)__builtin_return_address(0));
     struct cf_event e = {.type = CF_EV_ALLOC,
@@ -97,23 +98,16 @@ __attribute__((noinline)) void cf_rec_alloc(const struct cf_alloc_info *ai)
     if (ok && ai->addr != 0) cf_sample_after_alloc(&copy, new_peak, now);
 }
 
-void cf_rec_retire(struct cf_alloc *a, uint64_t now)
-{
-    uint64_t lifetime = now > a->t_ns ? now - a->t_ns : 0;
-    if (a->site) cf_site_free(a->site, a->requested, lifetime);
-    if (a->kind == CF_KIND_POOL && a->pool)
-        cf_pool_account(a->pool, a->device, -(int64_t)a->requested);
-    cf_metrics_lifetime(lifetime, a->requested);
-    cf_meta_free(a, sizeof *a);
-}
-
+/* No clock here: a free's time is when the real call returned (cf_rec_free_end);
+ * the footprint reads the clock only if this removal makes a new peak (0). */
 struct cf_alloc *cf_rec_free_begin(uint64_t addr)
 {
     cf_rec_init();
-    return cf_apply_free_begin(addr, cf_now_ns());
+    return cf_apply_free_begin(addr, 0);
 }
 
-bool cf_rec_free_end(enum cf_api api, uint64_t addr, struct cf_alloc *a, int result, uint64_t ns)
+bool cf_rec_free_end(enum cf_api api, uint64_t addr, struct cf_alloc *a, int result, uint64_t ns,
+                     uint64_t t_ns)
 {
     cf_rec_init();
     bool known = result == 0 && addr != 0 && a != NULL;
@@ -121,7 +115,7 @@ bool cf_rec_free_end(enum cf_api api, uint64_t addr, struct cf_alloc *a, int res
                          .api = (uint8_t)api,
                          .addr = addr,
                          .result = result,
-                         .t_ns = cf_now_ns(),
+                         .t_ns = t_ns ? t_ns : cf_now_ns(),
                          .ns = ns};
     cf_apply_free(&e, a);
     cf_emit(&e);
@@ -130,7 +124,7 @@ bool cf_rec_free_end(enum cf_api api, uint64_t addr, struct cf_alloc *a, int res
 
 bool cf_rec_free(enum cf_api api, uint64_t addr, int result)
 {
-    return cf_rec_free_end(api, addr, result == 0 ? cf_rec_free_begin(addr) : NULL, result, 0);
+    return cf_rec_free_end(api, addr, result == 0 ? cf_rec_free_begin(addr) : NULL, result, 0, 0);
 }
 
 void cf_rec_call(enum cf_api api, int result, uint64_t ns)
@@ -151,18 +145,11 @@ void cf_rec_mark(const char *text)
     cf_emit(&e);
 }
 
-bool cf_rec_any_activity(void)
-{
-    for (unsigned i = 0; i < CF_API_COUNT; i++)
-        if (__atomic_load_n(&cf_rec.api[i].calls, __ATOMIC_RELAXED)) return true;
-    return false;
-}
-
-/* Every record lock, in one order, for the report and for fork. */
+/* Every record lock, in one order, for the report and for fork: the site and
+ * pool tables, every slot (live tables, devices, sites' and pools' figures). */
 static void lock_tables(void)
 {
     cf_site_lock();
-    cf_live_lock_all();
     cf_pool_lock();
     cf_fp_lock_all();
     cf_apply_lock();
@@ -173,7 +160,6 @@ static void unlock_tables(void)
     cf_apply_unlock();
     cf_fp_unlock_all();
     cf_pool_unlock();
-    cf_live_unlock_all();
     cf_site_unlock();
 }
 
@@ -181,6 +167,7 @@ void cf_rec_lock_all(void)
 {
     cf_rec_init();
     lock_tables();
+    cf_rec_collect();
     cf_live_build_view();
 }
 
@@ -195,12 +182,14 @@ void cf_rec_atfork_prepare(void)
 {
     lock_tables();
     cf_py_lock();
+    cf_thread_lock();
     cf_meta_lock_all();
 }
 
 void cf_rec_atfork_parent(void)
 {
     cf_meta_unlock_all();
+    cf_thread_unlock();
     cf_py_unlock();
     unlock_tables();
 }
@@ -208,6 +197,7 @@ void cf_rec_atfork_parent(void)
 void cf_rec_atfork_child(void)
 {
     cf_meta_unlock_all();
+    cf_thread_after_fork_child();
     cf_py_unlock();
     unlock_tables();
     cf_tid_forget();

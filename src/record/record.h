@@ -72,20 +72,24 @@ struct cf_api_info {
 extern const struct cf_api_info cf_api_info[CF_API_COUNT];
 extern const char *const cf_kind_name[CF_KIND_COUNT];
 
-/* A call site: one distinct stack (or one API when stacks are off). */
+/* A call site: one distinct stack (or one API when stacks are off). The first two
+ * cache lines (a node starts on a line: its allocator class is a multiple of 64)
+ * are what an allocation or a free from the site reads and writes; the frames,
+ * the first sizes and the table handle come after. */
 struct cf_site {
-    uint64_t hash;   /* key */
-    uint32_t id;     /* small number the trace refers to it by, from 1 */
-    enum cf_api api; /* first API seen at this site */
-    uint32_t nframes;
-    uintptr_t frames[CF_MAX_FRAMES]; /* return addresses, innermost first */
-    uint64_t calls, bytes, failures, frees;
-    uint64_t live_bytes, peak_live_bytes, live_count;
-    uint64_t first_ns, last_ns; /* for the allocation rate */
+    int32_t home;            /* the slot whose lock guards the figures (site.c); -1: none yet */
+    uint32_t distinct_sizes; /* exact up to CF_SITE_SIZES; CF_SITE_SIZES + 1 means more */
+    uint64_t calls, bytes, live_bytes, peak_live_bytes, live_count;
     uint64_t min_size, max_size;
-    uint32_t distinct_sizes;           /* exact up to CF_SITE_SIZES; CF_SITE_SIZES + 1 means more */
-    uint64_t size_seen[CF_SITE_SIZES]; /* the first distinct sizes, for distinct_sizes */
+    uint64_t frees, failures;
     uint64_t lifetime_ns_total, lifetime_count;
+    uint64_t first_ns, last_ns; /* for the allocation rate */
+    uint64_t hash;              /* key */
+    uint32_t id;                /* small number the trace refers to it by, from 1 */
+    enum cf_api api;            /* first API seen at this site */
+    uint32_t nframes;
+    uint64_t size_seen[CF_SITE_SIZES]; /* the first distinct sizes, for distinct_sizes */
+    uintptr_t *frames; /* nframes return addresses, innermost first (allocated with the site) */
     UT_hash_handle hh;
 };
 
@@ -97,6 +101,7 @@ struct cf_alloc {
     uint64_t t_ns;
     uint64_t seq; /* where it entered (then left) the live set, in event order */
     struct cf_site *site;
+    struct cf_pool *pool_rec; /* the pool's record (pool != 0 and stream-ordered), else NULL */
     int32_t device;
     uint32_t tid;
     uint8_t api;            /* enum cf_api */
@@ -105,25 +110,28 @@ struct cf_alloc {
     bool granted_estimated; /* granted is the documented rounding estimate */
     bool shadowed;          /* fed to the host-only arena model */
     /* hh links cf_rec.live, a merged view of all shards that exists only between
-     * cf_rec_lock_all() and cf_rec_unlock_all(); hh_shard links the shard table. */
+     * cf_rec_lock_all() and cf_rec_unlock_all() (the shards are tables of their
+     * own, live.c). */
     UT_hash_handle hh;
-    UT_hash_handle hh_shard;
 };
 
-/* A memory pool seen through the pool APIs or async allocations. */
+/* A memory pool seen through the pool APIs or async allocations. The first cache
+ * line (a node starts on a line) is what an allocation from the pool and its free
+ * read and write. */
 struct cf_pool {
-    uint64_t handle; /* key */
+    int32_t home; /* the slot whose lock guards every field but handle and hh (pool.c) */
     int device;
     bool is_default, destroyed, created_by_app;
+    bool shrunk; /* the last change of reserved_cur was downwards */
+    uint64_t allocs, frees, live_bytes, peak_live_bytes;
+    uint64_t samples, last_sample_ns; /* cuMemPoolGetAttribute samples taken */
     uint64_t reserved_cur, reserved_high, used_cur, used_high; /* last sampled */
     uint64_t release_threshold;
-    uint64_t allocs, frees, live_bytes, peak_live_bytes;
     uint64_t shrinks; /* reserved went down between samples (memory returned) */
     uint64_t regrows; /* reserved went up again after a shrink */
     uint64_t trims;
-    uint64_t samples, last_sample_ns; /* cuMemPoolGetAttribute samples taken */
-    uint64_t live_at_read;            /* live_bytes when reserved was last read */
-    bool shrunk;                      /* the last change of reserved_cur was downwards */
+    uint64_t live_at_read; /* live_bytes when reserved was last read */
+    uint64_t handle;       /* key */
     UT_hash_handle hh;
 };
 
@@ -149,15 +157,19 @@ struct cf_api_stats {
     uint64_t ns_total; /* time spent inside the real call */
 };
 
+/* The fields every allocation and free of the device changes come first, in 128
+ * bytes: cf_rec.dev[0] starts on a cache line, so a call on device 0 reads two. */
 struct cf_device_stats {
     bool seen;
     bool footprint_inexact; /* a page node could not be allocated: the count is low */
-    uint64_t live_bytes, peak_live_bytes, peak_t_ns;
+    uint64_t live_bytes, peak_live_bytes;
     uint64_t live_count;
     /* The footprint, computed from the events (footprint.c): what the device holds
      * for the program after each event, and its parts. */
-    uint64_t footprint, peak_footprint, peak_footprint_t_ns;
-    uint64_t live_at_peak_footprint, footprint_at_peak_live;
+    uint64_t footprint, peak_footprint;
+    uint64_t requested_live, granted_live; /* for internal (rounding) waste */
+    uint64_t peak_requested, peak_granted;
+    uint64_t raw_live, pool_live, arena_live; /* live bytes behind raw pages, pools, arena */
     uint64_t raw_bytes;      /* 2 MiB pages touched by live cudaMalloc/cuMemAlloc ranges */
     uint64_t pool_reserved;  /* stream-ordered pools, read from their attributes */
     uint64_t graph_reserved; /* the graph memory pool, read after graph launches */
@@ -165,17 +177,16 @@ struct cf_device_stats {
     uint64_t arena_mapped;   /* cudafrag's arena */
     uint64_t vmm_bytes;      /* physical memory of live cuMemCreate handles */
     uint64_t array_bytes;    /* CUDA arrays (estimated: their layout is opaque) */
-    uint64_t raw_live, pool_live, arena_live; /* live bytes behind raw pages, pools, arena */
+    uint64_t peak_t_ns, peak_footprint_t_ns;
+    uint64_t live_at_peak_footprint, footprint_at_peak_live;
     struct cf_fp_parts {
         uint64_t raw, raw_live, pool, pool_live, graph, graph_used, arena, arena_live, vmm;
     } at_peak; /* the footprint's parts at its peak */
     /* Cross-check: cuMemGetInfo (total - free), sampled at new footprint peaks. */
     uint64_t total_bytes, baseline_used, measured_peak, footprint_samples;
-    uint64_t max_deviation; /* largest |measured - computed| over the samples */
-    uint64_t max_over;      /* largest measured - computed: memory outside our events */
-    uint64_t max_under;     /* largest computed - measured: cudafrag counted too much */
-    uint64_t requested_live, granted_live; /* for internal (rounding) waste */
-    uint64_t peak_requested, peak_granted;
+    uint64_t max_deviation;  /* largest |measured - computed| over the samples */
+    uint64_t max_over;       /* largest measured - computed: memory outside our events */
+    uint64_t max_under;      /* largest computed - measured: cudafrag counted too much */
     uint64_t last_sample_ns; /* rate limit of the cross-check samples */
 };
 
@@ -197,9 +208,9 @@ struct cf_graph_stats {
 /* Everything the report reads. One instance (cf_rec); the report takes
  * cf_rec_lock_all()/cf_rec_unlock_all() around reading it. */
 struct cf_record {
+    struct cf_device_stats dev[CF_MAX_DEVICES]; /* first: cf_rec is 64-byte aligned */
     uint64_t start_ns;
     struct cf_api_stats api[CF_API_COUNT];
-    struct cf_device_stats dev[CF_MAX_DEVICES];
     struct cf_hist sizes, lifetimes;
     struct cf_alloc *live; /* uthash by addr; only between cf_rec_lock_all/unlock_all */
     struct cf_site *sites; /* uthash by hash */
@@ -232,9 +243,10 @@ struct cf_alloc_info {
     int result; /* CUresult / cudaError_t the app got; 0 = success */
     bool oom;   /* result is an out-of-memory code */
     bool arena;
-    bool graph;  /* made while the stream was capturing: a graph allocation, pool = 0 */
-    bool shadow; /* feed the host-only arena model (native cudaMalloc/cuMemAlloc family) */
-    uint64_t ns; /* time inside the real call, 0 if not measured */
+    bool graph;    /* made while the stream was capturing: a graph allocation, pool = 0 */
+    bool shadow;   /* feed the host-only arena model (native cudaMalloc/cuMemAlloc family) */
+    uint64_t ns;   /* time inside the real call, 0 if not measured */
+    uint64_t t_ns; /* when the real call returned; 0: the record reads the clock */
 };
 void cf_rec_alloc(const struct cf_alloc_info *ai);
 /* Returns true when addr was a live allocation we recorded. */
@@ -244,9 +256,11 @@ bool cf_rec_free(enum cf_api api, uint64_t addr, int result);
  * can be recorded before this call returns: so begin takes addr's entry out of
  * the live table first (NULL: addr is not live), and end, given the real result,
  * retires the entry or puts it back when the free failed. Neither holds a lock
- * across the real call. end returns what cf_rec_free returns. */
+ * across the real call. end returns what cf_rec_free returns; t_ns is when the real
+ * call returned (0: the record reads the clock). */
 struct cf_alloc *cf_rec_free_begin(uint64_t addr);
-bool cf_rec_free_end(enum cf_api api, uint64_t addr, struct cf_alloc *a, int result, uint64_t ns);
+bool cf_rec_free_end(enum cf_api api, uint64_t addr, struct cf_alloc *a, int result, uint64_t ns,
+                     uint64_t t_ns);
 void cf_rec_call(enum cf_api api, int result, uint64_t ns); /* count an 'O' API */
 void cf_rec_pool_seen(uint64_t pool, int device, bool is_default, bool created_by_app);
 void cf_rec_pool_destroyed(uint64_t pool);
@@ -284,8 +298,16 @@ void cf_rec_atfork_child(void);
 uint64_t cf_rec_estimate_granted(uint64_t requested);
 
 /* ---- used by the report ---- */
+/* Every record lock, then the per-thread counters summed into cf_rec
+ * (cf_rec_collect); the merged view cf_rec.live exists until cf_rec_unlock_all. */
 void cf_rec_lock_all(void);
 void cf_rec_unlock_all(void);
+/* Sums what every thread counted on its own into cf_rec: the per-API counters,
+ * the size and lifetime histograms, total_allocs and total_frees. Those fields
+ * of cf_rec are only as recent as the last collect. */
+void cf_rec_collect(void);
+/* One API's calls so far, summed over the threads (for cudafrag_api_calls). */
+uint64_t cf_rec_api_calls(enum cf_api api);
 /* Sample pool attributes and cuMemGetInfo once more (final numbers). Returns
  * false, sampling nothing, in a child forked after its parent used CUDA: the
  * driver is not usable there, and the figures are the parent's from before the

@@ -54,6 +54,8 @@ int main(void)
     }
     __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
     CHECK_EQ(pthread_join(t, NULL), 0);
+    cf_rec_collect();
+    CHECK(cf_rec.total_allocs > 0);
     CHECK_EQ(cf_rec.unknown_frees, 0);
     CHECK_EQ(cf_rec.total_allocs, cf_rec.total_frees);
     return 0;

@@ -29,20 +29,22 @@ int main(void)
 {
     /* A failed free: everything as before it. */
     alloc_at(0x1000, 4 * MiB);
+    cf_rec_collect();
     uint64_t frees = cf_rec.total_frees;
     struct cf_alloc *a = cf_rec_free_begin(0x1000);
     CHECK(a != NULL);
     CHECK_EQ(live_bytes(), 0); /* out of the table while the real free runs */
-    CHECK(!cf_rec_free_end(CF_API_cudaFree, 0x1000, a, 1 /* the free failed */, 0));
+    CHECK(!cf_rec_free_end(CF_API_cudaFree, 0x1000, a, 1 /* the free failed */, 0, 0));
     CHECK_EQ(live_bytes(), 4 * MiB);
     CHECK_EQ(live_count(), 1);
+    cf_rec_collect();
     CHECK_EQ(cf_rec.total_frees, frees);
 
     /* A successful free while another thread is handed the same address. */
     a = cf_rec_free_begin(0x1000);
     CHECK(a != NULL);
     alloc_at(0x1000, 1 * MiB); /* the driver reused the address at once */
-    CHECK(cf_rec_free_end(CF_API_cudaFree, 0x1000, a, 0, 0));
+    CHECK(cf_rec_free_end(CF_API_cudaFree, 0x1000, a, 0, 0, 0));
     CHECK_EQ(live_bytes(), 1 * MiB); /* the newcomer is live, the old block is gone */
     CHECK_EQ(live_count(), 1);
     CHECK_EQ(cf_rec.unknown_frees, 0);
@@ -51,7 +53,7 @@ int main(void)
      * since the address must really have been given back. */
     a = cf_rec_free_begin(0x1000);
     alloc_at(0x1000, 2 * MiB);
-    cf_rec_free_end(CF_API_cudaFree, 0x1000, a, 1, 0);
+    cf_rec_free_end(CF_API_cudaFree, 0x1000, a, 1, 0, 0);
     CHECK_EQ(live_bytes(), 2 * MiB);
     CHECK_EQ(live_count(), 1);
     CHECK(cf_rec_free(CF_API_cudaFree, 0x1000, 0));

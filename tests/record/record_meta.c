@@ -61,7 +61,16 @@ static void check_classes(void)
     CHECK(cf_meta_alloc(180) == p);
     cf_meta_free(p, 180);
 
-    CHECK_EQ(cf_meta_class_size(sizeof(struct cf_alloc)), 192);
+    CHECK_EQ(cf_meta_class_size(sizeof(struct cf_alloc)), 160);
+    /* Every request gets the smallest class that holds it. */
+    static const size_t classes[] = {16,   32,   48,   64,   96,    128,   160,
+                                     192,  256,  384,  512,  768,   1024,  1536,
+                                     2048, 3072, 4096, 8192, 16384, 32768, 65536};
+    for (size_t n = 1, k = 0; n <= 65536; n++) {
+        while (classes[k] < n)
+            k++;
+        CHECK_EQ(cf_meta_class_size(n), classes[k]);
+    }
     CHECK_EQ(cf_meta_class_size(CF_META_MAX_CLASS + 1), CF_META_MAX_CLASS + 4096);
 
     struct cf_meta_stats before, during, after;

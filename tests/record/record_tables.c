@@ -82,12 +82,14 @@ static void check_peaks_and_granted(void)
 
 static void check_frees(void)
 {
+    cf_rec_collect(); /* the per-API counters are summed over the threads on demand */
     uint64_t calls = cf_rec.api[CF_API_cudaFree].calls;
     CHECK(!cf_rec_free(CF_API_cudaFree, 0xdead0000, 0)); /* allocated before we loaded */
     CHECK_EQ(cf_rec.unknown_frees, 1);
     CHECK(!cf_rec_free(CF_API_cudaFree, 0, 0)); /* cudaFree(NULL) is a valid no-op */
     CHECK_EQ(cf_rec.unknown_frees, 1);
     CHECK(!cf_rec_free(CF_API_cudaFree, 0x30000, 1)); /* failed free: still live */
+    cf_rec_collect();
     CHECK_EQ(cf_rec.api[CF_API_cudaFree].failures, 1);
     CHECK_EQ(cf_rec.api[CF_API_cudaFree].calls, calls + 3);
     CHECK_EQ(cf_rec.dev[0].live_count, 3);
@@ -123,6 +125,7 @@ static void check_site_stats(void)
 static void check_histograms(void)
 {
     /* Sizes so far: 1000, 3000, 500, 2 MiB + 1, 7000, 300, 100..1000 step 100. */
+    cf_rec_collect();
     CHECK_EQ(cf_rec.sizes.count[9], 1 + 5); /* 1000; 600..1000 */
     CHECK_EQ(cf_rec.sizes.count[8], 2 + 3); /* 500, 300; 300..500 */
     CHECK_EQ(cf_rec.sizes.count[11], 1);    /* 3000 */
@@ -154,6 +157,7 @@ static void check_failures_pools_graph(void)
     CHECK_EQ(cf_rec.ooms[0].free_bytes, 0); /* no driver: unknown */
     CHECK(cf_rec.ooms[0].site != NULL);
     CHECK_EQ(cf_rec.ooms[0].site->failures, 1);
+    cf_rec_collect();
     CHECK_EQ(cf_rec.api[CF_API_cudaMalloc].failures, 1);
 
     cf_rec_pool_seen(0x77, 0, false, true);
@@ -195,8 +199,10 @@ static void check_failures_pools_graph(void)
     CHECK_EQ(cf_rec.dev[0].live_bytes, dev0); /* graph memory lives in the graph pool */
 
     /* The same address again without a free in between. */
+    cf_rec_collect();
     uint64_t allocs = cf_rec.total_allocs;
     rec(CF_API_cudaMalloc, 0x30000, 600, 0, 0);
+    cf_rec_collect();
     CHECK_EQ(cf_rec.replaced_live, 1);
     CHECK_EQ(cf_rec.total_allocs, allocs + 1);
     CHECK_EQ(cf_rec.dev[0].live_bytes, dev0 - 500 + 600);

@@ -1,0 +1,44 @@
+/* A mutex in one 32-bit word, for the locks the hot path takes. A call site's,
+ * a pool's, a live-table shard's and a device's lock sit in the same cache line
+ * as the figures they guard: an intercepted call that takes the lock has already
+ * fetched the data. pthread_mutex_t is 40 bytes (a line of its own beside a
+ * node's fields) and is taken through a call into libc.
+ *
+ * Uncontended, taking is one compare-and-swap and releasing one exchange, as
+ * with glibc's mutex. Contended, a waiter spins briefly, then sleeps on a futex
+ * (never a pure spinlock: a holder preempted on a busy machine would keep the
+ * waiters spinning for a whole time slice). No allocation, no errno change. */
+#ifndef CF_RECORD_LOCK_H
+#define CF_RECORD_LOCK_H
+
+#include <stdbool.h>
+
+#include "base/export.h"
+
+/* 0: free; 1: held; 2: held, and a thread may be sleeping on it. */
+struct cf_lock {
+    int v;
+};
+#define CF_LOCK_INIT                                                                               \
+    {                                                                                              \
+        0                                                                                          \
+    }
+
+void cf_lock_wait(struct cf_lock *l); /* the contended path of cf_lock */
+void cf_lock_wake(struct cf_lock *l); /* wake one sleeper */
+
+static inline void cf_lock(struct cf_lock *l)
+{
+    int free_ = 0;
+    if (CF_LIKELY(__atomic_compare_exchange_n(&l->v, &free_, 1, false, __ATOMIC_ACQUIRE,
+                                              __ATOMIC_RELAXED)))
+        return;
+    cf_lock_wait(l);
+}
+
+static inline void cf_unlock(struct cf_lock *l)
+{
+    if (CF_UNLIKELY(__atomic_exchange_n(&l->v, 0, __ATOMIC_RELEASE) == 2)) cf_lock_wake(l);
+}
+
+#endif
