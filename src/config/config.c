@@ -15,14 +15,8 @@ const struct cf_option cf_options[CF_OPT_COUNT] = {
 #undef CF_OPT_ROW
 };
 
-/* Parsed values; strings point into the environment (or the default literal). */
-static union {
-    bool b;
-    int64_t i;
-    uint64_t z;
-    const char *s;
-} values[CF_OPT_COUNT];
-static int loaded; /* 0 = no, 1 = in progress, 2 = done */
+union cf_opt_value cf_opt_values[CF_OPT_COUNT];
+int cf_config_loaded;
 
 int cf_parse_bool(const char *s, bool *out)
 {
@@ -111,13 +105,13 @@ static int parse_one(const struct cf_option *o, const char *s, int idx)
 {
     switch (o->type) {
     case CF_BOOL:
-        return cf_parse_bool(s, &values[idx].b);
+        return cf_parse_bool(s, &cf_opt_values[idx].b);
     case CF_INT:
-        return cf_parse_int(s, (int64_t)o->lo, (int64_t)o->hi, &values[idx].i);
+        return cf_parse_int(s, (int64_t)o->lo, (int64_t)o->hi, &cf_opt_values[idx].i);
     case CF_SIZE:
-        return cf_parse_size(s, o->lo, o->hi, &values[idx].z);
+        return cf_parse_size(s, o->lo, o->hi, &cf_opt_values[idx].z);
     case CF_STRING:
-        values[idx].s = s;
+        cf_opt_values[idx].s = s;
         return 0;
     }
     return -1;
@@ -140,41 +134,36 @@ static void load_all(void)
 void cf_config_load(void)
 {
     int expect = 0;
-    if (__atomic_load_n(&loaded, __ATOMIC_ACQUIRE) == 2) return;
-    if (__atomic_compare_exchange_n(&loaded, &expect, 1, false, __ATOMIC_ACQ_REL,
+    if (__atomic_load_n(&cf_config_loaded, __ATOMIC_ACQUIRE) == 2) return;
+    if (__atomic_compare_exchange_n(&cf_config_loaded, &expect, 1, false, __ATOMIC_ACQ_REL,
                                     __ATOMIC_ACQUIRE)) {
         load_all();
-        __atomic_store_n(&loaded, 2, __ATOMIC_RELEASE);
+        __atomic_store_n(&cf_config_loaded, 2, __ATOMIC_RELEASE);
         return;
     }
     /* Another thread is parsing: parsing is short and never blocks, so wait for it. */
-    while (__atomic_load_n(&loaded, __ATOMIC_ACQUIRE) != 2)
+    while (__atomic_load_n(&cf_config_loaded, __ATOMIC_ACQUIRE) != 2)
         __builtin_ia32_pause();
 }
 
 void cf_config_reload(void)
 {
-    __atomic_store_n(&loaded, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&cf_config_loaded, 0, __ATOMIC_RELEASE);
     cf_config_load();
 }
 
-bool cf_opt_bool(enum cf_opt_id id)
-{
-    cf_config_load();
-    return values[id].b;
-}
 int64_t cf_opt_int(enum cf_opt_id id)
 {
     cf_config_load();
-    return values[id].i;
+    return cf_opt_values[id].i;
 }
 uint64_t cf_opt_size(enum cf_opt_id id)
 {
     cf_config_load();
-    return values[id].z;
+    return cf_opt_values[id].z;
 }
 const char *cf_opt_str(enum cf_opt_id id)
 {
     cf_config_load();
-    return values[id].s;
+    return cf_opt_values[id].s;
 }

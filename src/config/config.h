@@ -84,7 +84,24 @@ void cf_config_load(void);
 /* Re-read after fork/exec-like changes of the environment (tests). */
 void cf_config_reload(void);
 
-bool cf_opt_bool(enum cf_opt_id id);
+/* Parsed values (strings point into the environment or the default literal), and
+ * whether they are: 0 no, 1 in progress, 2 done. Read through the functions here;
+ * cf_opt_bool is inline, as every intercepted call asks for CUDAFRAG_ENABLE. */
+union cf_opt_value {
+    bool b;
+    int64_t i;
+    uint64_t z;
+    const char *s;
+};
+extern union cf_opt_value cf_opt_values[CF_OPT_COUNT];
+extern int cf_config_loaded;
+
+static inline bool cf_opt_bool(enum cf_opt_id id)
+{
+    if (__builtin_expect(__atomic_load_n(&cf_config_loaded, __ATOMIC_ACQUIRE) != 2, 0))
+        cf_config_load();
+    return cf_opt_values[id].b;
+}
 int64_t cf_opt_int(enum cf_opt_id id);
 uint64_t cf_opt_size(enum cf_opt_id id);
 const char *cf_opt_str(enum cf_opt_id id);

@@ -28,26 +28,22 @@ static const struct {
 #undef CF_RHOOK_ROW
 };
 
-static void *dreal[CF_DHOOK_COUNT], *rreal[CF_RHOOK_COUNT];
+void *cf_dhook_resolved[CF_DHOOK_COUNT], *cf_rhook_resolved[CF_RHOOK_COUNT];
 
 /* A lookup that finds nothing is not cached: libcuda or libcudart may be loaded later. */
-void *cf_dhook_real(enum cf_dhook id)
+void *cf_dhook_resolve(enum cf_dhook id)
 {
-    void *p = __atomic_load_n(&dreal[id], __ATOMIC_ACQUIRE);
-    if (CF_LIKELY(p != NULL)) return p;
-    p = cf_real_driver_sym(dhooks[id].name);
+    void *p = cf_real_driver_sym(dhooks[id].name);
     if (p == dhooks[id].wrapper) p = NULL; /* never take ourselves for the real one */
-    if (p) __atomic_store_n(&dreal[id], p, __ATOMIC_RELEASE);
+    if (p) __atomic_store_n(&cf_dhook_resolved[id], p, __ATOMIC_RELEASE);
     return p;
 }
 
-void *cf_rhook_real(enum cf_rhook id)
+void *cf_rhook_resolve(enum cf_rhook id)
 {
-    void *p = __atomic_load_n(&rreal[id], __ATOMIC_ACQUIRE);
-    if (CF_LIKELY(p != NULL)) return p;
-    p = cf_real_runtime_sym(rhooks[id].name);
+    void *p = cf_real_runtime_sym(rhooks[id].name);
     if (p == rhooks[id].wrapper) p = NULL;
-    if (p) __atomic_store_n(&rreal[id], p, __ATOMIC_RELEASE);
+    if (p) __atomic_store_n(&cf_rhook_resolved[id], p, __ATOMIC_RELEASE);
     return p;
 }
 

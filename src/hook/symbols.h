@@ -140,9 +140,22 @@ enum cf_rhook {
 };
 
 /* The real function behind one of our exports, resolved on first use (and retried
- * while not found). NULL when the process has no such function. */
-void *cf_dhook_real(enum cf_dhook id);
-void *cf_rhook_real(enum cf_rhook id);
+ * while not found). NULL when the process has no such function. The lookup of a
+ * resolved one is inline: every wrapper asks, the runtime's calls into the driver
+ * included (they pass through our driver wrappers). */
+extern void *cf_dhook_resolved[CF_DHOOK_COUNT], *cf_rhook_resolved[CF_RHOOK_COUNT];
+void *cf_dhook_resolve(enum cf_dhook id);
+void *cf_rhook_resolve(enum cf_rhook id);
+static inline void *cf_dhook_real(enum cf_dhook id)
+{
+    void *p = __atomic_load_n(&cf_dhook_resolved[id], __ATOMIC_ACQUIRE);
+    return __builtin_expect(p != NULL, 1) ? p : cf_dhook_resolve(id);
+}
+static inline void *cf_rhook_real(enum cf_rhook id)
+{
+    void *p = __atomic_load_n(&cf_rhook_resolved[id], __ATOMIC_ACQUIRE);
+    return __builtin_expect(p != NULL, 1) ? p : cf_rhook_resolve(id);
+}
 
 #define CF_REAL_DRV(sym) ((__typeof__(&sym))cf_dhook_real(CF_DHOOK_##sym))
 #define CF_REAL_RT(sym)  ((__typeof__(&sym))cf_rhook_real(CF_RHOOK_##sym))
