@@ -167,6 +167,7 @@ static void site_stats(struct json *j, const struct cf_snap *s, unsigned idx)
     k_u64(j, "min_size_bytes", st->min_size);
     k_u64(j, "max_size_bytes", st->max_size);
     k_u64(j, "distinct_sizes", st->distinct_sizes);
+    k_bool(j, "distinct_sizes_capped", st->distinct_sizes > CF_SITE_SIZES);
     /* A rate needs a second of activity: a shorter burst has only its span. */
     k_num(j, "rate_per_s", span >= 1.0 ? (double)st->calls / span : NAN);
     k_num(j, "active_s", span);

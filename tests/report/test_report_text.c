@@ -53,6 +53,10 @@ int main(void)
     CHECK_STR(t, "hot-loop: 2000 allocations at fill_hot_loop");
     CHECK_STR(t, "many-sizes: more than 8 distinct sizes");
     CHECK_STR(t, "requested at fill_many_sizes (");
+    /* 40 sizes at one site: the row says the count is a floor, not "sizes 9". */
+    CHECK_STR(t, "sizes >8 ");
+    CHECK(strstr(t, "sizes 9") == NULL);
+    CHECK_STR(t, "sizes 1 ");
     CHECK_STR(t, "[high] oom-with-free-memory: cudaMalloc of 3.00 GiB failed");
     CHECK_STR(t, "at fill_oom_with_free_memory (");
     CHECK_STR(t,
