@@ -665,7 +665,14 @@ static bool enough_free(const struct cf_oom *o)
     return o->total_bytes && o->free_bytes >= o->request;
 }
 
-static void oom_advice(const struct cf_snap *s, struct cf_finding *f, bool enough)
+/* Larger than the whole device: nothing the program frees can make room for it. */
+static bool beyond_device(const struct cf_oom *o)
+{
+    return o->total_bytes && o->request > o->total_bytes;
+}
+
+static void oom_advice(const struct cf_snap *s, struct cf_finding *f, bool enough,
+                       const struct cf_oom *big, unsigned beyond, unsigned n)
 {
     char holders[1600];
     uint64_t reserve = 0, rounding = 0, cached = 0;
@@ -683,6 +690,20 @@ static void oom_advice(const struct cf_snap *s, struct cf_finding *f, bool enoug
                "Largest live holders: %s. Trim pools (cudaMemPoolTrimTo) before large "
                "allocations, allocate long-lived large buffers first, or run with --arena.",
                B(reserve), B(rounding), B(cached), holders);
+    else if (beyond == n)
+        /* Freeing and smaller batches are the wrong advice here. */
+        advice(f,
+               "The request%s alone (%s%s) is larger than the whole device (%s): it cannot "
+               "succeed however much is freed. Split the buffer (process the data in chunks, "
+               "or shard it across devices), or check the size computation.",
+               n > 1 ? "s" : "", n > 1 ? "the largest " : "", B(big->request), B(big->total_bytes));
+    else if (beyond)
+        advice(f,
+               "The largest request (%s) alone is larger than the whole device (%s): split "
+               "it (process the data in chunks, or shard it across devices). For the other "
+               "%u the device was full. Largest live holders: %s. Free or shrink these, or "
+               "reduce the batch size.",
+               B(big->request), B(big->total_bytes), n - beyond, holders);
     else
         advice(f,
                "The device was full. Largest live holders: %s. Free or shrink these, "
@@ -695,11 +716,13 @@ static void oom_rule(struct cf_snap *s, bool enough)
 {
     struct cover c = {0};
     const struct cf_oom *big = NULL;
+    unsigned beyond = 0;
     for (unsigned i = 0; i < s->rec.nooms; i++) {
         const struct cf_oom *o = &s->rec.ooms[i];
         if (enough_free(o) != enough) continue;
         cover_add(s, &c, o->site ? cf_snap_site_index(s, o->site->hash) : -1, 1, 1);
         if (big == NULL || o->request > big->request) big = o;
+        beyond += beyond_device(o);
     }
     struct cf_finding *f;
     if (c.n == 0 || !(f = add(s, enough ? "oom-with-free-memory" : "oom", "high", "failures"))) {
@@ -713,7 +736,7 @@ static void oom_rule(struct cf_snap *s, bool enough)
     title(f, "%s%s of %s failed with out-of-memory on device %d at %s (free %s of %s)", lead,
           cf_api_info[big->api].name, B(big->request), big->device, where(s, f, w, sizeof w),
           B(big->free_bytes), B(big->total_bytes));
-    oom_advice(s, f, enough);
+    oom_advice(s, f, enough, big, beyond, n);
     num(f, "request_bytes", (double)big->request);
     num(f, "free_bytes", (double)big->free_bytes);
     num(f, "total_bytes", (double)big->total_bytes);

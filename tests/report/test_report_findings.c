@@ -117,11 +117,27 @@ int main(void)
     CHECK_STR(t, "[medium] pool-regrow: default pool 0xabc000 on device 0 returned memory 5 "
                  "times and grew back 5 times at async_allocs (");
     CHECK_STR(t, "CU_MEMPOOL_ATTR_RELEASE_THRESHOLD");
+    /* Larger than the whole device: no word of a full device or of batch sizes. */
     CHECK_STR(t, "[high] oom: cudaMalloc of 20.0 GiB failed");
-    CHECK_STR(t, "The device was full");
+    CHECK_STR(t, "The request alone (20.0 GiB) is larger than the whole device (16.0 GiB): it "
+                 "cannot succeed however much is freed.");
+    CHECK(strstr(t, "The device was full") == NULL);
+    CHECK(strstr(t, "batch size") == NULL);
     CHECK(strstr(t, "oom-with-free-memory") == NULL);
     CHECK(strstr(t, "leak:") == NULL); /* everything was freed */
     CHECK(strstr(t, "alloc-rate") == NULL);
+    free(t);
+
+    /* One more that would have fit an empty device: both causes, in one finding. */
+    ai.requested = 2ull << 30;
+    cf_rec_alloc(&ai);
+    cf_rec.ooms[cf_rec.nooms - 1].free_bytes = 1ull << 30;
+    cf_rec.ooms[cf_rec.nooms - 1].total_bytes = 16ull << 30;
+    t = render(dir, "two-ooms", 0);
+    CHECK_STR(t, "[high] oom: 2 allocations failed; the largest: cudaMalloc of 20.0 GiB");
+    CHECK_STR(t, "The largest request (20.0 GiB) alone is larger than the whole device "
+                 "(16.0 GiB): split it");
+    CHECK_STR(t, "For the other 1 the device was full.");
     free(t);
 
     /* Leaks are findings of the final report only. */
