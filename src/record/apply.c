@@ -82,7 +82,7 @@ static void store_oom(const struct cf_event *e, struct cf_site *site)
 bool cf_apply_alloc(struct cf_event *e, struct cf_site *site, struct cf_alloc *copy)
 {
     bool ok = e->result == 0;
-    cf_metrics_api((enum cf_api)e->api, ok ? e->size : 0, !ok, e->ns);
+    cf_metrics_api((enum cf_api)e->api, ok ? e->size : 0, (int)e->result, e->ns);
     if (ok && e->addr == 0) return false; /* a zero-byte request: nothing was allocated */
     cf_site_count(site, e->size, ok, e->t_ns);
     if (!ok) {
@@ -118,15 +118,15 @@ void cf_apply_free(struct cf_event *e, struct cf_alloc *a)
     if (e->result != 0 || e->addr == 0) { /* freeing NULL is a valid no-op */
         if (a && a->shadowed) cf_shadow_alloc(a->addr, a->requested, a->device < 0 ? 0 : a->device);
         if (a) cf_live_restore(a, now);
-        cf_metrics_api(api, 0, e->result != 0, e->ns);
+        cf_metrics_api(api, 0, (int)e->result, e->ns);
         return;
     }
     if (a == NULL) {
-        cf_metrics_api(api, 0, false, e->ns);
+        cf_metrics_api(api, 0, 0, e->ns);
         __atomic_add_fetch(&cf_rec.unknown_frees, 1, __ATOMIC_RELAXED);
         return;
     }
-    cf_metrics_api(api, a->requested, false, e->ns);
+    cf_metrics_api(api, a->requested, 0, e->ns);
     cf_rec_retire(a, now);
 }
 
@@ -217,7 +217,7 @@ void cf_rec_apply_event(const struct cf_event *ev)
         cf_apply_free(&e, cf_apply_free_begin(e.addr, e.t_ns));
         break;
     case CF_EV_CALL:
-        cf_metrics_api((enum cf_api)e.api, 0, e.result != 0, e.ns);
+        cf_metrics_api((enum cf_api)e.api, 0, (int)e.result, e.ns);
         break;
     case CF_EV_POOL:
         cf_pool_apply(&e);

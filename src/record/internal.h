@@ -83,7 +83,8 @@ void cf_trace_series(uint64_t seq, uint64_t now, int device, enum cf_series seri
                      uint64_t used);
 
 /* ---- metrics.c: counters, histograms, device statistics (atomics) ---- */
-void cf_metrics_api(enum cf_api api, uint64_t bytes, bool failed, uint64_t ns);
+/* result: the code the call returned; non-zero counts as a failure with that code. */
+void cf_metrics_api(enum cf_api api, uint64_t bytes, int result, uint64_t ns);
 void cf_metrics_size(uint64_t size);
 void cf_metrics_lifetime(uint64_t ns, uint64_t bytes);
 unsigned cf_hist_bin(uint64_t v);

@@ -27,12 +27,32 @@ unsigned cf_hist_bin(uint64_t v)
     return v ? 63u - (unsigned)__builtin_clzll(v) : 0u;
 }
 
-void cf_metrics_api(enum cf_api api, uint64_t bytes, bool failed, uint64_t ns)
+/* Lock-free like the other counters: a slot is claimed once, by compare-and-swap;
+ * codes past the last slot are counted in failures only. */
+static void count_error(struct cf_api_stats *st, int result)
+{
+    uint64_t code = (uint64_t)(uint32_t)result + 1;
+    for (int i = 0; i < CF_API_ERRORS; i++) {
+        uint64_t cur = __atomic_load_n(&st->errors[i].code, __ATOMIC_RELAXED);
+        if (cur == 0 && __atomic_compare_exchange_n(&st->errors[i].code, &cur, code, false,
+                                                    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            cur = code;
+        if (cur == code) {
+            add(&st->errors[i].count, 1);
+            return;
+        }
+    }
+}
+
+void cf_metrics_api(enum cf_api api, uint64_t bytes, int result, uint64_t ns)
 {
     struct cf_api_stats *st = &cf_rec.api[api];
     add(&st->calls, 1);
     if (bytes) add(&st->bytes, bytes);
-    if (failed) add(&st->failures, 1);
+    if (result != 0) {
+        add(&st->failures, 1);
+        count_error(st, result);
+    }
     if (ns) add(&st->ns_total, ns);
 }
 

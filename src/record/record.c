@@ -138,7 +138,7 @@ void cf_rec_call(enum cf_api api, int result, uint64_t ns)
     cf_rec_init();
     struct cf_event e = {
         .type = CF_EV_CALL, .api = (uint8_t)api, .result = result, .t_ns = cf_now_ns(), .ns = ns};
-    cf_metrics_api(api, 0, result != 0, ns);
+    cf_metrics_api(api, 0, result, ns);
     cf_emit(&e);
 }
 

@@ -154,9 +154,16 @@ struct cf_user_mark {
 };
 #define CF_MAX_MARKS 64
 
+/* The first CF_API_ERRORS distinct codes a call failed with, each counted, so the
+ * report can say what went wrong and not only how often. */
+#define CF_API_ERRORS 3
 struct cf_api_stats {
     uint64_t calls, bytes, failures;
     uint64_t ns_total; /* time spent inside the real call */
+    struct cf_api_error {
+        uint64_t code; /* (uint32_t)result + 1; 0: slot free */
+        uint64_t count;
+    } errors[CF_API_ERRORS];
 };
 
 struct cf_device_stats {

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "report/cuda_errors.h"
 #include "report/outpath.h"
 #include "report/render.h"
 
@@ -279,6 +280,17 @@ static void apis(struct json *j, const struct cf_snap *s)
         k_u64(j, "calls", st->calls);
         k_u64(j, "bytes", st->bytes);
         k_u64(j, "failures", st->failures);
+        open_arr(j, "errors");
+        for (int k = 0; k < CF_API_ERRORS && st->errors[k].code; k++) {
+            char num[32];
+            int code = (int)(st->errors[k].code - 1);
+            open_obj(j, NULL);
+            k_int(j, "code", code);
+            k_str(j, "name", cf_cuda_error_name((enum cf_api)a, code, num, sizeof num));
+            k_u64(j, "count", st->errors[k].count);
+            close_obj(j);
+        }
+        close_arr(j);
         k_num(j, "time_s", (double)st->ns_total / 1e9);
         close_obj(j);
     }
