@@ -22,6 +22,7 @@ void cf_tid_forget(void); /* in the child after fork */
 uint32_t cf_stack_capture(uintptr_t frames[CF_MAX_FRAMES], uintptr_t caller);
 uint64_t cf_stack_hash(const uintptr_t *frames, uint32_t n, enum cf_api api);
 void cf_stack_configure(int depth);
+void cf_stack_before_fork(void);
 void cf_stack_after_fork_child(void);
 
 /* ---- pyframes.c: Python frames, read only by a thread holding the GIL ---- */

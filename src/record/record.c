@@ -193,6 +193,7 @@ void cf_rec_unlock_all(void)
 /* The meta allocator's locks come last: they nest inside every record lock. */
 void cf_rec_atfork_prepare(void)
 {
+    cf_stack_before_fork(); /* before the locks: no thread should wait on them meanwhile */
     lock_tables();
     cf_py_lock();
     cf_meta_lock_all();
