@@ -295,10 +295,12 @@ static CUresult lookup(const char *symbol, void **pfn, int version, cuuint64_t f
 SIM_API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
                                      cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus)
 {
+    SIM_ENTRY();
     return lookup(symbol, pfn, cudaVersion, flags, symbolStatus);
 }
 
 SIM_API CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
 {
+    SIM_ENTRY();
     return lookup(symbol, pfn, cudaVersion, flags, NULL);
 }
