@@ -104,7 +104,8 @@ static int parse_rule(struct rule *r, const char *s, const char *end)
         errno = 0;
         r->prob = strtod(num, &stop);
         if (*stop || errno || !(r->prob > 0 && r->prob <= 1)) return -1;
-        if (colon == NULL) return parse_target(r, "*", "*" + 1);
+        static const char any[] = "*";
+        if (colon == NULL) return parse_target(r, any, any + 1);
         return parse_target(r, colon + 1, end);
     }
     const char *at = memchr(s, '@', (size_t)(end - s));
