@@ -788,7 +788,10 @@ static void failure_rule(struct cf_snap *s)
             free(c.p);
             return;
         }
-        cover_finish(s, f, &c, failures_note);
+        if (c.n)
+            cover_finish(s, f, &c, failures_note);
+        else
+            free(c.p); /* failures at no recorded site (a replayed trace may name none) */
         char errors[160], w[600];
         error_list((enum cf_api)a, st, errors, sizeof errors);
         title(f, "%llu of %llu %s calls failed%s%s%s", (unsigned long long)st->failures,
