@@ -28,6 +28,11 @@ void cf_replay_close(struct cf_snap *s);
  * (CF_FRAME(CF_PY_MODULE, id)) by its function and file:line. */
 int cf_replay_resolve(uint64_t frame, struct cf_sym *out);
 
+/* False: frames are named by module and offset only, no DWARF read. The fuzz
+ * targets set it: the module files a trace names are local files, not the
+ * trace, and reading their debug information would take most of each run. */
+extern bool cf_replay_dwarf;
+
 /* Prints the text (or JSON) report of the trace at path to out; 0, or 1 with a
  * message on stderr. */
 int cf_replay_report(const char *path, bool json, FILE *out);
