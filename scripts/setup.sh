@@ -5,9 +5,13 @@ set -eu
 
 CF_PACKAGES="meson ninja-build pkg-config gcc g++ libunwind-dev libdw-dev libzstd-dev uthash-dev binutils python3"
 
+# Only for the test suite's short fuzz run (scripts/fuzz.sh): clang's libFuzzer.
+CF_FUZZ_PACKAGES="clang libclang-rt-dev"
+
+# cf_install_missing [PACKAGES]: CF_PACKAGES by default.
 cf_install_missing() {
     missing=""
-    for p in $CF_PACKAGES; do
+    for p in ${1:-$CF_PACKAGES}; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
     done
     [ -z "$missing" ] && return 0

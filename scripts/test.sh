@@ -2,11 +2,15 @@
 # The whole test suite: install what is missing, build, run every test, then the
 # same suite under AddressSanitizer + UndefinedBehaviorSanitizer in a second
 # build folder, and the record, arena and trace suites under ThreadSanitizer in a
-# third. Ends with "N passed, N failed".
+# third, then a short libFuzzer run of every fuzz target (scripts/fuzz.sh, one test
+# each). Ends with "N passed, N failed".
 set -eu
 cd "$(dirname "$0")/.."
 . scripts/setup.sh
 cf_install_missing
+if [ "${CF_SKIP_FUZZ:-0}" != 1 ]; then
+    cf_install_missing "$CF_FUZZ_PACKAGES" || echo "== could not install $CF_FUZZ_PACKAGES: no fuzzing"
+fi
 
 passed=0
 failed=0
@@ -49,6 +53,23 @@ if [ "${CF_SKIP_SANITIZERS:-0}" != 1 ] && [ "${CF_SKIP_TSAN:-0}" != 1 ]; then
     CF_TEST_WRAP=$wrap CF_TIMEOUT_MULT=3 CF_TEST_SUITES="--suite record --suite arena --suite trace" \
         run_suite "record, arena and trace suites under TSan" build-tsan -Dwerror=true \
         -Db_sanitize=thread -Db_lundef=false -Dbench=false
+fi
+if [ "${CF_SKIP_FUZZ:-0}" != 1 ]; then
+    # Each target is one test; CF_FUZZ_SECONDS per target.
+    echo "== fuzzing: ${CF_FUZZ_SECONDS:-30} s per target"
+    rc=0
+    ./scripts/fuzz.sh "${CF_FUZZ_SECONDS:-30}" >build-fuzz.run.log 2>&1 || rc=$?
+    if [ $rc -eq 77 ]; then
+        tail -n 1 build-fuzz.run.log
+    else
+        grep -v '^ *#' build-fuzz.run.log | grep -E '^==|ERROR|SUMMARY|runtime error' | tail -n 40 || true
+        ok=$(grep -c ': .* runs in .*, no failure$' build-fuzz.run.log || true)
+        bad=$(grep -c ': FAILED$' build-fuzz.run.log || true)
+        [ $rc -eq 0 ] || [ "$bad" -gt 0 ] || bad=1
+        echo "== fuzzing: $ok passed, $bad failed"
+        passed=$((passed + ok))
+        failed=$((failed + bad))
+    fi
 fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
