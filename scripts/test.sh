@@ -17,6 +17,7 @@ failed=0
 run_suite() { # name build-dir meson-args...
     name=$1 dir=$2
     shift 2
+    start=$(date +%s)
     echo "== $name: building $dir"
     if ! cf_build "$dir" "$@"; then
         echo "== $name: BUILD FAILED"
@@ -35,7 +36,7 @@ run_suite() { # name build-dir meson-args...
         bad=$((bad + ${n:-0}))
     done
     [ -n "$ok" ] || { echo "== $name: no test summary (see $dir.test.log)"; bad=$((bad + 1)); ok=0; }
-    echo "== $name: $ok passed, $bad failed"
+    echo "== $name: $ok passed, $bad failed ($(($(date +%s) - start)) s with the build)"
     passed=$((passed + ok))
     failed=$((failed + bad))
 }
@@ -57,6 +58,7 @@ fi
 if [ "${CF_SKIP_FUZZ:-0}" != 1 ]; then
     # Each target is one test; CF_FUZZ_SECONDS per target.
     echo "== fuzzing: ${CF_FUZZ_SECONDS:-30} s per target"
+    start=$(date +%s)
     rc=0
     ./scripts/fuzz.sh "${CF_FUZZ_SECONDS:-30}" >build-fuzz.run.log 2>&1 || rc=$?
     if [ $rc -eq 77 ]; then
@@ -66,7 +68,7 @@ if [ "${CF_SKIP_FUZZ:-0}" != 1 ]; then
         ok=$(grep -c ': .* runs in .*, no failure$' build-fuzz.run.log || true)
         bad=$(grep -c ': FAILED$' build-fuzz.run.log || true)
         [ $rc -eq 0 ] || [ "$bad" -gt 0 ] || bad=1
-        echo "== fuzzing: $ok passed, $bad failed"
+        echo "== fuzzing: $ok passed, $bad failed ($(($(date +%s) - start)) s with the build)"
         passed=$((passed + ok))
         failed=$((failed + bad))
     fi
