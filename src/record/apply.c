@@ -207,7 +207,9 @@ void cf_rec_apply_event(const struct cf_event *ev)
     struct cf_event e = *ev;
     struct cf_alloc copy;
     cf_rec_init();
-    bool has_api = e.type == CF_EV_ALLOC || e.type == CF_EV_FREE || e.type == CF_EV_CALL;
+    /* A SITE names the API it was first seen with, used as an index in the report. */
+    bool has_api = e.type == CF_EV_ALLOC || e.type == CF_EV_FREE || e.type == CF_EV_CALL ||
+                   e.type == CF_EV_SITE;
     if (has_api && e.api >= CF_API_COUNT) return; /* a damaged or newer trace */
     switch (e.type) {
     case CF_EV_ALLOC:
