@@ -7,7 +7,10 @@ CF_PACKAGES="meson ninja-build pkg-config gcc g++ libunwind-dev libdw-dev libzst
 # Only the test suite needs these: headless Chromium loads the HTML report.
 CF_TEST_PACKAGES="chromium"
 
-# cf_install_missing [EXTRA_PACKAGE...]
+# Only for the test suite's short fuzz run (scripts/fuzz.sh): clang's libFuzzer.
+CF_FUZZ_PACKAGES="clang libclang-rt-dev"
+
+# cf_install_missing [EXTRA_PACKAGE...]: CF_PACKAGES and these.
 cf_install_missing() {
     missing=""
     for p in $CF_PACKAGES "$@"; do

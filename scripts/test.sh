@@ -1,18 +1,25 @@
 #!/bin/sh
 # The whole test suite: install what is missing, build, run every test, then the
 # same suite under AddressSanitizer + UndefinedBehaviorSanitizer in a second
-# build folder. Ends with "N passed, N failed".
+# build folder, and the record, arena and trace suites under ThreadSanitizer in a
+# third, then a short libFuzzer run of every fuzz target (scripts/fuzz.sh, one test
+# each). Ends with "N passed, N failed".
 set -eu
 cd "$(dirname "$0")/.."
 . scripts/setup.sh
 # shellcheck disable=SC2086
 cf_install_missing $CF_TEST_PACKAGES
+if [ "${CF_SKIP_FUZZ:-0}" != 1 ]; then
+    # shellcheck disable=SC2086
+    cf_install_missing $CF_FUZZ_PACKAGES || echo "== could not install $CF_FUZZ_PACKAGES: no fuzzing"
+fi
 
 passed=0
 failed=0
 run_suite() { # name build-dir meson-args...
     name=$1 dir=$2
     shift 2
+    start=$(date +%s)
     echo "== $name: building $dir"
     if ! cf_build "$dir" "$@"; then
         echo "== $name: BUILD FAILED"
@@ -20,8 +27,9 @@ run_suite() { # name build-dir meson-args...
         return 0
     fi
     echo "== $name: testing"
-    meson test -C "$dir" --print-errorlogs --num-processes 2 --timeout-multiplier "${CF_TIMEOUT_MULT:-1}" \
-        >"$dir.test.log" 2>&1 || true
+    # shellcheck disable=SC2086
+    ${CF_TEST_WRAP:-} meson test -C "$dir" --print-errorlogs --num-processes 2 \
+        --timeout-multiplier "${CF_TIMEOUT_MULT:-1}" ${CF_TEST_SUITES:-} >"$dir.test.log" 2>&1 || true
     grep -E '^ *[0-9]+/[0-9]+ ' "$dir.test.log" | grep -vE ' (OK|SKIP) ' || true
     ok=$(sed -n 's/^Ok: *\([0-9]*\).*/\1/p' "$dir.test.log" | tail -n 1)
     bad=0
@@ -30,7 +38,7 @@ run_suite() { # name build-dir meson-args...
         bad=$((bad + ${n:-0}))
     done
     [ -n "$ok" ] || { echo "== $name: no test summary (see $dir.test.log)"; bad=$((bad + 1)); ok=0; }
-    echo "== $name: $ok passed, $bad failed"
+    echo "== $name: $ok passed, $bad failed ($(($(date +%s) - start)) s with the build)"
     passed=$((passed + ok))
     failed=$((failed + bad))
 }
@@ -39,6 +47,33 @@ run_suite "tests" build -Dwerror=true
 if [ "${CF_SKIP_SANITIZERS:-0}" != 1 ]; then
     CF_TIMEOUT_MULT=3 run_suite "tests under ASan+UBSan" build-asan -Dwerror=true \
         -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug -Dbench=false
+fi
+if [ "${CF_SKIP_SANITIZERS:-0}" != 1 ] && [ "${CF_SKIP_TSAN:-0}" != 1 ]; then
+    # gcc 12's TSan runtime crashes at random on kernels with large mmap
+    # randomization: run without it where the kernel lets us.
+    wrap=""
+    setarch -R true 2>/dev/null && wrap="setarch -R"
+    CF_TEST_WRAP=$wrap CF_TIMEOUT_MULT=3 CF_TEST_SUITES="--suite record --suite arena --suite trace" \
+        run_suite "record, arena and trace suites under TSan" build-tsan -Dwerror=true \
+        -Db_sanitize=thread -Db_lundef=false -Dbench=false
+fi
+if [ "${CF_SKIP_FUZZ:-0}" != 1 ]; then
+    # Each target is one test; CF_FUZZ_SECONDS per target.
+    echo "== fuzzing: ${CF_FUZZ_SECONDS:-30} s per target"
+    start=$(date +%s)
+    rc=0
+    ./scripts/fuzz.sh "${CF_FUZZ_SECONDS:-30}" >build-fuzz.run.log 2>&1 || rc=$?
+    if [ $rc -eq 77 ]; then
+        tail -n 1 build-fuzz.run.log
+    else
+        grep -v '^ *#' build-fuzz.run.log | grep -E '^==|ERROR|SUMMARY|runtime error' | tail -n 40 || true
+        ok=$(grep -c ': .* runs in .*, no failure$' build-fuzz.run.log || true)
+        bad=$(grep -c ': FAILED$' build-fuzz.run.log || true)
+        [ $rc -eq 0 ] || [ "$bad" -gt 0 ] || bad=1
+        echo "== fuzzing: $ok passed, $bad failed ($(($(date +%s) - start)) s with the build)"
+        passed=$((passed + ok))
+        failed=$((failed + bad))
+    fi
 fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

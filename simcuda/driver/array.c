@@ -71,11 +71,13 @@ static CUresult array_create(CUarray *out, const CUDA_ARRAY3D_DESCRIPTOR *desc)
 
 SIM_API CUresult cuArray3DCreate_v2(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *pAllocateArray)
 {
+    SIM_ENTRY();
     return array_create(pHandle, pAllocateArray);
 }
 
 SIM_API CUresult cuArrayCreate_v2(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *pAllocateArray)
 {
+    SIM_ENTRY();
     if (!pAllocateArray) return CUDA_ERROR_INVALID_VALUE;
     CUDA_ARRAY3D_DESCRIPTOR d = {pAllocateArray->Width,  pAllocateArray->Height,      0,
                                  pAllocateArray->Format, pAllocateArray->NumChannels, 0};
@@ -84,16 +86,19 @@ SIM_API CUresult cuArrayCreate_v2(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR 
 
 SIM_API CUresult cuArrayCreate(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR_v1 *pAllocateArray)
 {
+    SIM_ENTRY();
     return sim_legacy_abi();
 }
 
 SIM_API CUresult cuArray3DCreate(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR_v1 *pAllocateArray)
 {
+    SIM_ENTRY();
     return sim_legacy_abi();
 }
 
 SIM_API CUresult cuArrayDestroy(CUarray hArray)
 {
+    SIM_ENTRY();
     CUresult rc;
     sim_lock();
     struct sim_array *a = sim_handle_get(hArray, SIM_H_ARRAY, &rc);
@@ -111,6 +116,7 @@ SIM_API CUresult cuArrayDestroy(CUarray hArray)
 SIM_API CUresult cuArray3DGetDescriptor_v2(CUDA_ARRAY3D_DESCRIPTOR *pArrayDescriptor,
                                            CUarray hArray)
 {
+    SIM_ENTRY();
     CUresult rc;
     if (!pArrayDescriptor) return CUDA_ERROR_INVALID_VALUE;
     sim_lock();
@@ -122,6 +128,7 @@ SIM_API CUresult cuArray3DGetDescriptor_v2(CUDA_ARRAY3D_DESCRIPTOR *pArrayDescri
 
 SIM_API CUresult cuArrayGetDescriptor_v2(CUDA_ARRAY_DESCRIPTOR *pArrayDescriptor, CUarray hArray)
 {
+    SIM_ENTRY();
     CUresult rc;
     if (!pArrayDescriptor) return CUDA_ERROR_INVALID_VALUE;
     sim_lock();

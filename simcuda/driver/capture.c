@@ -82,21 +82,25 @@ static CUresult begin_capture(CUstream h, enum sim_default_stream ds, CUstreamCa
 
 SIM_API CUresult cuStreamBeginCapture(CUstream hStream)
 {
+    SIM_ENTRY();
     return begin_capture(hStream, SIM_DS_LEGACY, CU_STREAM_CAPTURE_MODE_GLOBAL);
 }
 
 SIM_API CUresult cuStreamBeginCapture_ptsz(CUstream hStream)
 {
+    SIM_ENTRY();
     return begin_capture(hStream, SIM_DS_PER_THREAD, CU_STREAM_CAPTURE_MODE_GLOBAL);
 }
 
 SIM_API CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
 {
+    SIM_ENTRY();
     return begin_capture(hStream, SIM_DS_LEGACY, mode);
 }
 
 SIM_API CUresult cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode)
 {
+    SIM_ENTRY();
     return begin_capture(hStream, SIM_DS_PER_THREAD, mode);
 }
 
@@ -127,11 +131,13 @@ static CUresult end_capture(CUstream h, CUgraph *out, enum sim_default_stream ds
 
 SIM_API CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
 {
+    SIM_ENTRY();
     return end_capture(hStream, phGraph, SIM_DS_LEGACY);
 }
 
 SIM_API CUresult cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph)
 {
+    SIM_ENTRY();
     return end_capture(hStream, phGraph, SIM_DS_PER_THREAD);
 }
 
@@ -159,6 +165,7 @@ static CUresult capture_info(CUstream h, enum sim_default_stream ds, CUstreamCap
 
 SIM_API CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus)
 {
+    SIM_ENTRY();
     sim_count_call(SIM_COUNT_cuStreamIsCapturing);
     if (!captureStatus) return CUDA_ERROR_INVALID_VALUE;
     return capture_info(hStream, SIM_DS_LEGACY, captureStatus, NULL, NULL, NULL, NULL, NULL);
@@ -166,6 +173,7 @@ SIM_API CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *ca
 
 SIM_API CUresult cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus)
 {
+    SIM_ENTRY();
     sim_count_call(SIM_COUNT_cuStreamIsCapturing);
     if (!captureStatus) return CUDA_ERROR_INVALID_VALUE;
     return capture_info(hStream, SIM_DS_PER_THREAD, captureStatus, NULL, NULL, NULL, NULL, NULL);
@@ -174,6 +182,7 @@ SIM_API CUresult cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatu
 SIM_API CUresult cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
                                         cuuint64_t *id_out)
 {
+    SIM_ENTRY();
     return capture_info(hStream, SIM_DS_LEGACY, captureStatus_out, id_out, NULL, NULL, NULL, NULL);
 }
 
@@ -181,6 +190,7 @@ SIM_API CUresult cuStreamGetCaptureInfo_ptsz(CUstream hStream,
                                              CUstreamCaptureStatus *captureStatus_out,
                                              cuuint64_t *id_out)
 {
+    SIM_ENTRY();
     return capture_info(hStream, SIM_DS_PER_THREAD, captureStatus_out, id_out, NULL, NULL, NULL,
                         NULL);
 }
@@ -191,6 +201,7 @@ SIM_API CUresult cuStreamGetCaptureInfo_v2(CUstream hStream,
                                            const CUgraphNode **dependencies_out,
                                            size_t *numDependencies_out)
 {
+    SIM_ENTRY();
     return capture_info(hStream, SIM_DS_LEGACY, captureStatus_out, id_out, graph_out,
                         dependencies_out, NULL, numDependencies_out);
 }
@@ -201,6 +212,7 @@ SIM_API CUresult cuStreamGetCaptureInfo_v2_ptsz(CUstream hStream,
                                                 const CUgraphNode **dependencies_out,
                                                 size_t *numDependencies_out)
 {
+    SIM_ENTRY();
     return capture_info(hStream, SIM_DS_PER_THREAD, captureStatus_out, id_out, graph_out,
                         dependencies_out, NULL, numDependencies_out);
 }
@@ -212,6 +224,7 @@ SIM_API CUresult cuStreamGetCaptureInfo_v3(CUstream hStream,
                                            const CUgraphEdgeData **edgeData_out,
                                            size_t *numDependencies_out)
 {
+    SIM_ENTRY();
     return capture_info(hStream, SIM_DS_LEGACY, captureStatus_out, id_out, graph_out,
                         dependencies_out, edgeData_out, numDependencies_out);
 }
@@ -223,6 +236,7 @@ SIM_API CUresult cuStreamGetCaptureInfo_v3_ptsz(CUstream hStream,
                                                 const CUgraphEdgeData **edgeData_out,
                                                 size_t *numDependencies_out)
 {
+    SIM_ENTRY();
     return capture_info(hStream, SIM_DS_PER_THREAD, captureStatus_out, id_out, graph_out,
                         dependencies_out, edgeData_out, numDependencies_out);
 }

@@ -39,6 +39,7 @@ CUresult sim_current_device(struct sim_device **out)
 
 SIM_API CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
+    SIM_ENTRY();
     struct sim_device *d;
     sim_lock();
     CUresult rc = sim_device_get(dev, &d);
@@ -68,11 +69,13 @@ static CUresult primary_release(CUdevice dev)
 
 SIM_API CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
 {
+    SIM_ENTRY();
     return primary_release(dev);
 }
 
 SIM_API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
+    SIM_ENTRY();
     return primary_release(dev);
 }
 
@@ -92,16 +95,19 @@ static CUresult primary_reset(CUdevice dev)
 
 SIM_API CUresult cuDevicePrimaryCtxReset(CUdevice dev)
 {
+    SIM_ENTRY();
     return primary_reset(dev);
 }
 
 SIM_API CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
+    SIM_ENTRY();
     return primary_reset(dev);
 }
 
 SIM_API CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
 {
+    SIM_ENTRY();
     struct sim_device *d;
     sim_lock();
     CUresult rc = sim_device_get(dev, &d);
@@ -126,16 +132,19 @@ static CUresult primary_set_flags(CUdevice dev, unsigned int flags)
 
 SIM_API CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags)
 {
+    SIM_ENTRY();
     return primary_set_flags(dev, flags);
 }
 
 SIM_API CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags)
 {
+    SIM_ENTRY();
     return primary_set_flags(dev, flags);
 }
 
 SIM_API CUresult cuCtxGetCurrent(CUcontext *pctx)
 {
+    SIM_ENTRY();
     sim_count_call(SIM_COUNT_cuCtxGetCurrent);
     if (!sim_ready()) return CUDA_ERROR_NOT_INITIALIZED;
     if (!pctx) return CUDA_ERROR_INVALID_VALUE;
@@ -145,6 +154,7 @@ SIM_API CUresult cuCtxGetCurrent(CUcontext *pctx)
 
 SIM_API CUresult cuCtxSetCurrent(CUcontext ctx)
 {
+    SIM_ENTRY();
     if (!sim_ready()) return CUDA_ERROR_NOT_INITIALIZED;
     struct sim_ctx *c = (struct sim_ctx *)ctx;
     if (c && !sim_handle_valid(c, SIM_H_CTX)) return CUDA_ERROR_INVALID_CONTEXT;
@@ -170,11 +180,13 @@ static CUresult ctx_push(CUcontext ctx)
 
 SIM_API CUresult cuCtxPushCurrent(CUcontext ctx)
 {
+    SIM_ENTRY();
     return ctx_push(ctx);
 }
 
 SIM_API CUresult cuCtxPushCurrent_v2(CUcontext ctx)
 {
+    SIM_ENTRY();
     return ctx_push(ctx);
 }
 
@@ -189,16 +201,19 @@ static CUresult ctx_pop(CUcontext *pctx)
 
 SIM_API CUresult cuCtxPopCurrent(CUcontext *pctx)
 {
+    SIM_ENTRY();
     return ctx_pop(pctx);
 }
 
 SIM_API CUresult cuCtxPopCurrent_v2(CUcontext *pctx)
 {
+    SIM_ENTRY();
     return ctx_pop(pctx);
 }
 
 SIM_API CUresult cuCtxGetDevice(CUdevice *device)
 {
+    SIM_ENTRY();
     sim_count_call(SIM_COUNT_cuCtxGetDevice);
     struct sim_device *d;
     CUresult rc = sim_current_device(&d);
@@ -209,6 +224,7 @@ SIM_API CUresult cuCtxGetDevice(CUdevice *device)
 
 SIM_API CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
 {
+    SIM_ENTRY();
     if (!ctx) return cuCtxGetDevice(device);
     sim_count_call(SIM_COUNT_cuCtxGetDevice);
     CUresult rc;
@@ -221,6 +237,7 @@ SIM_API CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
 
 SIM_API CUresult cuCtxGetFlags(unsigned int *flags)
 {
+    SIM_ENTRY();
     struct sim_device *d;
     CUresult rc = sim_current_device(&d);
     if (rc == CUDA_SUCCESS && !flags) rc = CUDA_ERROR_INVALID_VALUE;
@@ -230,6 +247,7 @@ SIM_API CUresult cuCtxGetFlags(unsigned int *flags)
 
 SIM_API CUresult cuCtxGetId(CUcontext ctx, unsigned long long *ctxId)
 {
+    SIM_ENTRY();
     CUresult rc;
     struct sim_ctx *c =
         sim_handle_get(ctx ? (struct sim_ctx *)ctx : sim_current_ctx(), SIM_H_CTX, &rc);
@@ -241,6 +259,7 @@ SIM_API CUresult cuCtxGetId(CUcontext ctx, unsigned long long *ctxId)
 
 SIM_API CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int *version)
 {
+    SIM_ENTRY();
     if (!sim_ready()) return CUDA_ERROR_NOT_INITIALIZED;
     if (!version) return CUDA_ERROR_INVALID_VALUE;
     *version = 3020; /* the context API version, unchanged since CUDA 3.2 */
@@ -249,6 +268,7 @@ SIM_API CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int *version)
 
 SIM_API CUresult cuCtxGetStreamPriorityRange(int *leastPriority, int *greatestPriority)
 {
+    SIM_ENTRY();
     if (!sim_ready()) return CUDA_ERROR_NOT_INITIALIZED;
     if (leastPriority) *leastPriority = 0;
     if (greatestPriority) *greatestPriority = -5;
@@ -257,6 +277,7 @@ SIM_API CUresult cuCtxGetStreamPriorityRange(int *leastPriority, int *greatestPr
 
 SIM_API CUresult cuCtxSynchronize(void)
 {
+    SIM_ENTRY();
     sim_lock();
     struct sim_device *d;
     CUresult rc = sim_current_device(&d);
@@ -270,6 +291,7 @@ SIM_API CUresult cuCtxSynchronize(void)
 
 SIM_API CUresult cuCtxSynchronize_v2(CUcontext ctx)
 {
+    SIM_ENTRY();
     if (!ctx) return cuCtxSynchronize();
     CUresult rc;
     struct sim_ctx *c = sim_handle_get(ctx, SIM_H_CTX, &rc);
@@ -303,23 +325,27 @@ static CUresult ctx_create(CUcontext *pctx, unsigned int flags, CUdevice dev)
 
 SIM_API CUresult cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice dev)
 {
+    SIM_ENTRY();
     return ctx_create(pctx, flags, dev);
 }
 
 SIM_API CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
 {
+    SIM_ENTRY();
     return ctx_create(pctx, flags, dev);
 }
 
 SIM_API CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray, int numParams,
                                 unsigned int flags, CUdevice dev)
 {
+    SIM_ENTRY();
     return ctx_create(pctx, flags, dev);
 }
 
 SIM_API CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
                                 unsigned int flags, CUdevice dev)
 {
+    SIM_ENTRY();
     return ctx_create(pctx, flags, dev);
 }
 
@@ -350,11 +376,13 @@ static CUresult ctx_destroy(CUcontext ctx)
 
 SIM_API CUresult cuCtxDestroy(CUcontext ctx)
 {
+    SIM_ENTRY();
     return ctx_destroy(ctx);
 }
 
 SIM_API CUresult cuCtxDestroy_v2(CUcontext ctx)
 {
+    SIM_ENTRY();
     return ctx_destroy(ctx);
 }
 
@@ -385,6 +413,7 @@ static CUresult peer_disable(CUcontext peerContext)
 
 SIM_API CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags)
 {
+    SIM_ENTRY();
     sim_lock();
     CUresult rc = peer_enable(peerContext, Flags);
     sim_unlock();
@@ -393,6 +422,7 @@ SIM_API CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags
 
 SIM_API CUresult cuCtxDisablePeerAccess(CUcontext peerContext)
 {
+    SIM_ENTRY();
     sim_lock();
     CUresult rc = peer_disable(peerContext);
     sim_unlock();

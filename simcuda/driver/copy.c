@@ -123,22 +123,26 @@ static CUresult copy_dir(enum dir d, uintptr_t dst, uintptr_t src, size_t bytes,
 #define MEMSET_1D(name, T, elem, ptr_t, n_t, ds)                                                   \
     SIM_API CUresult name(ptr_t dstDevice, T v, n_t N)                                             \
     {                                                                                              \
+        SIM_ENTRY();                                                                               \
         return sim_memset(dstDevice, 0, v, elem, N, 1, NULL, ds, 0);                               \
     }
 #define MEMSET_2D(name, T, elem, ptr_t, n_t, ds)                                                   \
     SIM_API CUresult name(ptr_t dstDevice, n_t dstPitch, T v, n_t Width, n_t Height)               \
     {                                                                                              \
+        SIM_ENTRY();                                                                               \
         return sim_memset(dstDevice, dstPitch, v, elem, Width, Height, NULL, ds, 0);               \
     }
 #define MEMSET_1D_ASYNC(name, T, elem, ds)                                                         \
     SIM_API CUresult name(CUdeviceptr dstDevice, T v, size_t N, CUstream hStream)                  \
     {                                                                                              \
+        SIM_ENTRY();                                                                               \
         return sim_memset(dstDevice, 0, v, elem, N, 1, hStream, ds, 1);                            \
     }
 #define MEMSET_2D_ASYNC(name, T, elem, ds)                                                         \
     SIM_API CUresult name(CUdeviceptr dstDevice, size_t dstPitch, T v, size_t Width,               \
                           size_t Height, CUstream hStream)                                         \
     {                                                                                              \
+        SIM_ENTRY();                                                                               \
         return sim_memset(dstDevice, dstPitch, v, elem, Width, Height, hStream, ds, 1);            \
     }
 
@@ -171,34 +175,40 @@ MEMSET_2D_ASYNC(cuMemsetD2D32Async_ptsz, unsigned int, 4, PT)
 
 SIM_API CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
 {
+    SIM_ENTRY();
     return sim_memcpy(dst, src, ByteCount, NULL, LEG, 0);
 }
 
 SIM_API CUresult cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
 {
+    SIM_ENTRY();
     return sim_memcpy(dst, src, ByteCount, NULL, PT, 0);
 }
 
 SIM_API CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream)
 {
+    SIM_ENTRY();
     return sim_memcpy(dst, src, ByteCount, hStream, LEG, 1);
 }
 
 SIM_API CUresult cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount,
                                     CUstream hStream)
 {
+    SIM_ENTRY();
     return sim_memcpy(dst, src, ByteCount, hStream, PT, 1);
 }
 
 SIM_API CUresult cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
                               CUcontext srcContext, size_t ByteCount)
 {
+    SIM_ENTRY();
     return copy_dir(D2D, dstDevice, srcDevice, ByteCount, NULL, LEG, 0);
 }
 
 SIM_API CUresult cuMemcpyPeer_ptds(CUdeviceptr dstDevice, CUcontext dstContext,
                                    CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount)
 {
+    SIM_ENTRY();
     return copy_dir(D2D, dstDevice, srcDevice, ByteCount, NULL, PT, 0);
 }
 
@@ -206,6 +216,7 @@ SIM_API CUresult cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext,
                                    CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount,
                                    CUstream hStream)
 {
+    SIM_ENTRY();
     return copy_dir(D2D, dstDevice, srcDevice, ByteCount, hStream, LEG, 1);
 }
 
@@ -213,17 +224,20 @@ SIM_API CUresult cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext dstCont
                                         CUdeviceptr srcDevice, CUcontext srcContext,
                                         size_t ByteCount, CUstream hStream)
 {
+    SIM_ENTRY();
     return copy_dir(D2D, dstDevice, srcDevice, ByteCount, hStream, PT, 1);
 }
 
 #define COPY_SYNC(name, dir, dst_t, src_t, n_t, ds)                                                \
     SIM_API CUresult name(dst_t dst, src_t src, n_t ByteCount)                                     \
     {                                                                                              \
+        SIM_ENTRY();                                                                               \
         return copy_dir(dir, (uintptr_t)dst, (uintptr_t)src, ByteCount, NULL, ds, 0);              \
     }
 #define COPY_ASYNC(name, dir, dst_t, src_t, n_t, ds)                                               \
     SIM_API CUresult name(dst_t dst, src_t src, n_t ByteCount, CUstream hStream)                   \
     {                                                                                              \
+        SIM_ENTRY();                                                                               \
         return copy_dir(dir, (uintptr_t)dst, (uintptr_t)src, ByteCount, hStream, ds, 1);           \
     }
 
@@ -280,31 +294,37 @@ static CUresult memcpy2d(const CUDA_MEMCPY2D *c, CUstream h, enum sim_default_st
 
 SIM_API CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D *pCopy)
 {
+    SIM_ENTRY();
     return memcpy2d(pCopy, NULL, LEG, 0);
 }
 
 SIM_API CUresult cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D *pCopy)
 {
+    SIM_ENTRY();
     return memcpy2d(pCopy, NULL, PT, 0);
 }
 
 SIM_API CUresult cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D *pCopy)
 {
+    SIM_ENTRY();
     return memcpy2d(pCopy, NULL, LEG, 0);
 }
 
 SIM_API CUresult cuMemcpy2DUnaligned_v2_ptds(const CUDA_MEMCPY2D *pCopy)
 {
+    SIM_ENTRY();
     return memcpy2d(pCopy, NULL, PT, 0);
 }
 
 SIM_API CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *pCopy, CUstream hStream)
 {
+    SIM_ENTRY();
     return memcpy2d(pCopy, hStream, LEG, 1);
 }
 
 SIM_API CUresult cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D *pCopy, CUstream hStream)
 {
+    SIM_ENTRY();
     return memcpy2d(pCopy, hStream, PT, 1);
 }
 
@@ -312,67 +332,79 @@ SIM_API CUresult cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D *pCopy, CUstream hS
 
 SIM_API CUresult cuMemsetD8(CUdeviceptr_v1 dstDevice, unsigned char uc, unsigned int N)
 {
+    SIM_ENTRY();
     return sim_legacy_abi();
 }
 
 SIM_API CUresult cuMemsetD16(CUdeviceptr_v1 dstDevice, unsigned short us, unsigned int N)
 {
+    SIM_ENTRY();
     return sim_legacy_abi();
 }
 
 SIM_API CUresult cuMemsetD32(CUdeviceptr_v1 dstDevice, unsigned int ui, unsigned int N)
 {
+    SIM_ENTRY();
     return sim_legacy_abi();
 }
 
 SIM_API CUresult cuMemsetD2D8(CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned char uc,
                               unsigned int Width, unsigned int Height)
 {
+    SIM_ENTRY();
     return sim_legacy_abi();
 }
 
 SIM_API CUresult cuMemsetD2D16(CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned short us,
                                unsigned int Width, unsigned int Height)
 {
+    SIM_ENTRY();
     return sim_legacy_abi();
 }
 
 SIM_API CUresult cuMemsetD2D32(CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned int ui,
                                unsigned int Width, unsigned int Height)
 {
+    SIM_ENTRY();
     return sim_legacy_abi();
 }
 
 SIM_API CUresult cuMemcpyHtoD(CUdeviceptr_v1 dstDevice, const void *srcHost, unsigned int ByteCount)
 {
+    SIM_ENTRY();
     return sim_legacy_abi();
 }
 
 SIM_API CUresult cuMemcpyDtoH(void *dstHost, CUdeviceptr_v1 srcDevice, unsigned int ByteCount)
 {
+    SIM_ENTRY();
     return sim_legacy_abi();
 }
 
 SIM_API CUresult cuMemcpyDtoD(CUdeviceptr_v1 dstDevice, CUdeviceptr_v1 srcDevice,
                               unsigned int ByteCount)
 {
+    SIM_ENTRY();
     return sim_legacy_abi();
 }
 
 SIM_API CUresult cuMemcpyHtoDAsync(CUdeviceptr_v1 dstDevice, const void *srcHost,
                                    unsigned int ByteCount, CUstream hStream)
 {
+    SIM_ENTRY();
     return sim_legacy_abi();
 }
 
 SIM_API CUresult cuMemcpyDtoHAsync(void *dstHost, CUdeviceptr_v1 srcDevice, unsigned int ByteCount,
                                    CUstream hStream)
 {
+    SIM_ENTRY();
     return sim_legacy_abi();
 }
 
 SIM_API CUresult cuMemcpyDtoDAsync(CUdeviceptr_v1 dstDevice, CUdeviceptr_v1 srcDevice,
                                    unsigned int ByteCount, CUstream hStream)
 {
+    SIM_ENTRY();
     return sim_legacy_abi();
 }

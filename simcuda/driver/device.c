@@ -72,6 +72,7 @@ static CUresult device_init(struct sim_device *d, int ordinal)
 
 SIM_API CUresult cuInit(unsigned int flags)
 {
+    SIM_ENTRY();
     if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
     sim_lock();
     CUresult rc = CUDA_SUCCESS;
@@ -95,6 +96,7 @@ CUresult sim_device_get(CUdevice dv, struct sim_device **out)
 
 SIM_API CUresult cuDriverGetVersion(int *version)
 {
+    SIM_ENTRY();
     if (!version) return CUDA_ERROR_INVALID_VALUE;
     *version = 13000;
     return CUDA_SUCCESS;
@@ -102,6 +104,7 @@ SIM_API CUresult cuDriverGetVersion(int *version)
 
 SIM_API CUresult cuDeviceGet(CUdevice *device, int ordinal)
 {
+    SIM_ENTRY();
     struct sim_device *d;
     if (!device) return CUDA_ERROR_INVALID_VALUE;
     CUresult rc = sim_device_get(ordinal, &d);
@@ -111,6 +114,7 @@ SIM_API CUresult cuDeviceGet(CUdevice *device, int ordinal)
 
 SIM_API CUresult cuDeviceGetCount(int *count)
 {
+    SIM_ENTRY();
     if (!count) return CUDA_ERROR_INVALID_VALUE;
     if (!sim_ready()) return CUDA_ERROR_NOT_INITIALIZED;
     *count = sim.ndevices;
@@ -119,6 +123,7 @@ SIM_API CUresult cuDeviceGetCount(int *count)
 
 SIM_API CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
 {
+    SIM_ENTRY();
     struct sim_device *d;
     CUresult rc = sim_device_get(dev, &d);
     if (rc != CUDA_SUCCESS) return rc;
@@ -137,6 +142,7 @@ static void fill_uuid(CUuuid *uuid, CUdevice dev)
 
 SIM_API CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
 {
+    SIM_ENTRY();
     struct sim_device *d;
     CUresult rc = sim_device_get(dev, &d);
     if (rc != CUDA_SUCCESS) return rc;
@@ -147,11 +153,13 @@ SIM_API CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
 
 SIM_API CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
 {
+    SIM_ENTRY();
     return cuDeviceGetUuid(uuid, dev);
 }
 
 SIM_API CUresult cuDeviceTotalMem(unsigned int *bytes, CUdevice dev)
 {
+    SIM_ENTRY();
     struct sim_device *d;
     CUresult rc = sim_device_get(dev, &d);
     if (rc != CUDA_SUCCESS) return rc;
@@ -162,6 +170,7 @@ SIM_API CUresult cuDeviceTotalMem(unsigned int *bytes, CUdevice dev)
 
 SIM_API CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 {
+    SIM_ENTRY();
     struct sim_device *d;
     CUresult rc = sim_device_get(dev, &d);
     if (rc != CUDA_SUCCESS) return rc;
@@ -254,6 +263,7 @@ static int attribute_value(CUdevice_attribute a, CUdevice dev)
 
 SIM_API CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
 {
+    SIM_ENTRY();
     struct sim_device *d;
     CUresult rc = sim_device_get(dev, &d);
     if (rc != CUDA_SUCCESS) return rc;
@@ -265,6 +275,7 @@ SIM_API CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevi
 
 SIM_API CUresult cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev, CUdevice peerDev)
 {
+    SIM_ENTRY();
     struct sim_device *a, *b;
     CUresult rc = sim_device_get(dev, &a);
     if (rc == CUDA_SUCCESS) rc = sim_device_get(peerDev, &b);

@@ -54,6 +54,7 @@ static const struct err *find(CUresult code)
 
 SIM_API CUresult cuGetErrorName(CUresult error, const char **pStr)
 {
+    SIM_ENTRY();
     if (!pStr) return CUDA_ERROR_INVALID_VALUE;
     const struct err *e = find(error);
     *pStr = e ? e->name : NULL;
@@ -62,6 +63,7 @@ SIM_API CUresult cuGetErrorName(CUresult error, const char **pStr)
 
 SIM_API CUresult cuGetErrorString(CUresult error, const char **pStr)
 {
+    SIM_ENTRY();
     if (!pStr) return CUDA_ERROR_INVALID_VALUE;
     const struct err *e = find(error);
     *pStr = e ? e->text : NULL;

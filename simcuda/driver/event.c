@@ -32,6 +32,7 @@ void sim_events_forget_stream(struct sim_stream *s)
 
 SIM_API CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
 {
+    SIM_ENTRY();
     struct sim_device *d;
     if (!phEvent || (Flags & ~(unsigned)(CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING |
                                          CU_EVENT_INTERPROCESS)))
@@ -72,11 +73,13 @@ static CUresult event_destroy(CUevent h)
 
 SIM_API CUresult cuEventDestroy(CUevent hEvent)
 {
+    SIM_ENTRY();
     return event_destroy(hEvent);
 }
 
 SIM_API CUresult cuEventDestroy_v2(CUevent hEvent)
 {
+    SIM_ENTRY();
     return event_destroy(hEvent);
 }
 
@@ -113,21 +116,25 @@ static CUresult event_record(CUevent h, CUstream hs, enum sim_default_stream ds)
 
 SIM_API CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
 {
+    SIM_ENTRY();
     return event_record(hEvent, hStream, SIM_DS_LEGACY);
 }
 
 SIM_API CUresult cuEventRecord_ptsz(CUevent hEvent, CUstream hStream)
 {
+    SIM_ENTRY();
     return event_record(hEvent, hStream, SIM_DS_PER_THREAD);
 }
 
 SIM_API CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags)
 {
+    SIM_ENTRY();
     return event_record(hEvent, hStream, SIM_DS_LEGACY);
 }
 
 SIM_API CUresult cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream, unsigned int flags)
 {
+    SIM_ENTRY();
     return event_record(hEvent, hStream, SIM_DS_PER_THREAD);
 }
 
@@ -150,11 +157,13 @@ static CUresult event_complete(CUevent h)
 
 SIM_API CUresult cuEventQuery(CUevent hEvent)
 {
+    SIM_ENTRY();
     return event_complete(hEvent);
 }
 
 SIM_API CUresult cuEventSynchronize(CUevent hEvent)
 {
+    SIM_ENTRY();
     return event_complete(hEvent);
 }
 
@@ -177,11 +186,13 @@ static CUresult elapsed(float *ms, CUevent start, CUevent end)
 
 SIM_API CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd)
 {
+    SIM_ENTRY();
     return elapsed(pMilliseconds, hStart, hEnd);
 }
 
 SIM_API CUresult cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd)
 {
+    SIM_ENTRY();
     return elapsed(pMilliseconds, hStart, hEnd);
 }
 
@@ -201,10 +212,12 @@ static CUresult stream_wait_event(CUstream hs, CUevent h, unsigned flags,
 
 SIM_API CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
 {
+    SIM_ENTRY();
     return stream_wait_event(hStream, hEvent, Flags, SIM_DS_LEGACY);
 }
 
 SIM_API CUresult cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags)
 {
+    SIM_ENTRY();
     return stream_wait_event(hStream, hEvent, Flags, SIM_DS_PER_THREAD);
 }

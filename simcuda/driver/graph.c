@@ -49,6 +49,7 @@ void sim_gnodes_free(struct gnode *n)
 
 SIM_API CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags)
 {
+    SIM_ENTRY();
     struct sim_device *d;
     if (!phGraph || flags != 0) return CUDA_ERROR_INVALID_VALUE;
     sim_lock();
@@ -62,6 +63,7 @@ SIM_API CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags)
 
 SIM_API CUresult cuGraphDestroy(CUgraph hGraph)
 {
+    SIM_ENTRY();
     sim_lock();
     CUresult rc;
     struct sim_graph *g = sim_handle_get(hGraph, SIM_H_GRAPH, &rc);
@@ -102,6 +104,7 @@ SIM_API CUresult cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph
                                         const CUgraphNode *dependencies, size_t numDependencies,
                                         CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams)
 {
+    SIM_ENTRY();
     struct gnode *n = NULL;
     if (!phGraphNode || !nodeParams) return CUDA_ERROR_INVALID_VALUE;
     sim_lock();
@@ -128,6 +131,7 @@ SIM_API CUresult cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph,
                                        const CUgraphNode *dependencies, size_t numDependencies,
                                        CUdeviceptr dptr)
 {
+    SIM_ENTRY();
     struct gnode *n = NULL;
     if (!phGraphNode) return CUDA_ERROR_INVALID_VALUE;
     sim_lock();
@@ -153,6 +157,7 @@ static struct gnode *node_get(CUgraphNode h, enum gnode_kind kind, CUresult *rc)
 SIM_API CUresult cuGraphMemAllocNodeGetParams(CUgraphNode hNode,
                                               CUDA_MEM_ALLOC_NODE_PARAMS *params_out)
 {
+    SIM_ENTRY();
     CUresult rc;
     if (!params_out) return CUDA_ERROR_INVALID_VALUE;
     sim_lock();
@@ -164,6 +169,7 @@ SIM_API CUresult cuGraphMemAllocNodeGetParams(CUgraphNode hNode,
 
 SIM_API CUresult cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr *dptr_out)
 {
+    SIM_ENTRY();
     CUresult rc;
     if (!dptr_out) return CUDA_ERROR_INVALID_VALUE;
     sim_lock();
@@ -177,6 +183,7 @@ SIM_API CUresult cuGraphAddMemsetNode(CUgraphNode *phGraphNode, CUgraph hGraph,
                                       const CUgraphNode *dependencies, size_t numDependencies,
                                       const CUDA_MEMSET_NODE_PARAMS *p, CUcontext ctx)
 {
+    SIM_ENTRY();
     if (!phGraphNode || !p || (p->elementSize != 1 && p->elementSize != 2 && p->elementSize != 4))
         return CUDA_ERROR_INVALID_VALUE;
     size_t height = p->height ? p->height : 1;
@@ -207,6 +214,7 @@ SIM_API CUresult cuGraphAddHostNode(CUgraphNode *phGraphNode, CUgraph hGraph,
                                     const CUgraphNode *dependencies, size_t numDependencies,
                                     const CUDA_HOST_NODE_PARAMS *nodeParams)
 {
+    SIM_ENTRY();
     if (!phGraphNode || !nodeParams || !nodeParams->fn) return CUDA_ERROR_INVALID_VALUE;
     sim_lock();
     CUresult rc;
@@ -226,6 +234,7 @@ SIM_API CUresult cuGraphAddHostNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 SIM_API CUresult cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGraph,
                                      const CUgraphNode *dependencies, size_t numDependencies)
 {
+    SIM_ENTRY();
     if (!phGraphNode) return CUDA_ERROR_INVALID_VALUE;
     sim_lock();
     CUresult rc;
@@ -239,6 +248,7 @@ SIM_API CUresult cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 
 SIM_API CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type)
 {
+    SIM_ENTRY();
     struct gnode *n = (struct gnode *)hNode;
     if (!type || !sim_handle_valid(n, SIM_H_GRAPH_NODE)) return CUDA_ERROR_INVALID_VALUE;
     switch (n->kind) {
@@ -301,18 +311,21 @@ static CUresult instantiate(CUgraphExec *out, CUgraph hGraph)
 SIM_API CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph,
                                              unsigned long long flags)
 {
+    SIM_ENTRY();
     return instantiate(phGraphExec, hGraph);
 }
 
 SIM_API CUresult cuGraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph,
                                     CUgraphNode *phErrorNode, char *logBuffer, size_t bufferSize)
 {
+    SIM_ENTRY();
     return instantiate(phGraphExec, hGraph);
 }
 
 SIM_API CUresult cuGraphInstantiate_v2(CUgraphExec *phGraphExec, CUgraph hGraph,
                                        CUgraphNode *phErrorNode, char *logBuffer, size_t bufferSize)
 {
+    SIM_ENTRY();
     return instantiate(phGraphExec, hGraph);
 }
 
@@ -330,17 +343,20 @@ static CUresult instantiate_params(CUgraphExec *e, CUgraph g, CUDA_GRAPH_INSTANT
 SIM_API CUresult cuGraphInstantiateWithParams(CUgraphExec *phGraphExec, CUgraph hGraph,
                                               CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
 {
+    SIM_ENTRY();
     return instantiate_params(phGraphExec, hGraph, instantiateParams);
 }
 
 SIM_API CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec *phGraphExec, CUgraph hGraph,
                                                    CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
 {
+    SIM_ENTRY();
     return instantiate_params(phGraphExec, hGraph, instantiateParams);
 }
 
 SIM_API CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)
 {
+    SIM_ENTRY();
     sim_lock();
     CUresult rc;
     struct gexec *e = sim_handle_get(hGraphExec, SIM_H_GRAPH_EXEC, &rc);
@@ -398,11 +414,13 @@ static CUresult graph_launch(CUgraphExec h, CUstream hs, enum sim_default_stream
 
 SIM_API CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
 {
+    SIM_ENTRY();
     return graph_launch(hGraphExec, hStream, SIM_DS_LEGACY);
 }
 
 SIM_API CUresult cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
 {
+    SIM_ENTRY();
     return graph_launch(hGraphExec, hStream, SIM_DS_PER_THREAD);
 }
 
@@ -418,10 +436,12 @@ static CUresult graph_upload(CUgraphExec h, CUstream hs, enum sim_default_stream
 
 SIM_API CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream)
 {
+    SIM_ENTRY();
     return graph_upload(hGraphExec, hStream, SIM_DS_LEGACY);
 }
 
 SIM_API CUresult cuGraphUpload_ptsz(CUgraphExec hGraphExec, CUstream hStream)
 {
+    SIM_ENTRY();
     return graph_upload(hGraphExec, hStream, SIM_DS_PER_THREAD);
 }

@@ -159,6 +159,7 @@ CUresult sim_graph_free_ptr(struct sim_region *r, uintptr_t addr)
 
 SIM_API CUresult cuDeviceGraphMemTrim(CUdevice device)
 {
+    SIM_ENTRY();
     struct sim_device *d;
     sim_lock();
     CUresult rc = sim_device_get(device, &d);
@@ -173,6 +174,7 @@ SIM_API CUresult cuDeviceGraphMemTrim(CUdevice device)
 SIM_API CUresult cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr,
                                               void *value)
 {
+    SIM_ENTRY();
     struct sim_device *d;
     if (!value) return CUDA_ERROR_INVALID_VALUE;
     sim_lock();
@@ -205,6 +207,7 @@ SIM_API CUresult cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attrib
 SIM_API CUresult cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr,
                                               void *value)
 {
+    SIM_ENTRY();
     struct sim_device *d;
     cuuint64_t v;
     if (!value) return CUDA_ERROR_INVALID_VALUE;

@@ -78,16 +78,19 @@ static CUresult host_alloc(void **pp, size_t bytes, unsigned flags)
 
 SIM_API CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
 {
+    SIM_ENTRY();
     return host_alloc(pp, bytesize, 0);
 }
 
 SIM_API CUresult cuMemAllocHost(void **pp, unsigned int bytesize)
 {
+    SIM_ENTRY();
     return sim_legacy_abi();
 }
 
 SIM_API CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
 {
+    SIM_ENTRY();
     if (Flags & ~(unsigned)(CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP |
                             CU_MEMHOSTALLOC_WRITECOMBINED))
         return CUDA_ERROR_INVALID_VALUE;
@@ -96,6 +99,7 @@ SIM_API CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
 
 SIM_API CUresult cuMemFreeHost(void *p)
 {
+    SIM_ENTRY();
     if (!sim_ready()) return CUDA_ERROR_NOT_INITIALIZED;
     sim_lock();
     CUresult rc = CUDA_ERROR_INVALID_VALUE;
@@ -113,6 +117,7 @@ SIM_API CUresult cuMemFreeHost(void *p)
 
 SIM_API CUresult cuMemHostGetFlags(unsigned int *pFlags, void *p)
 {
+    SIM_ENTRY();
     if (!sim_ready()) return CUDA_ERROR_NOT_INITIALIZED;
     sim_lock();
     struct host_rec *h = rec_find((uintptr_t)p);
@@ -161,16 +166,19 @@ static CUresult host_register(void *p, size_t bytes, unsigned flags)
 
 SIM_API CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
 {
+    SIM_ENTRY();
     return host_register(p, bytesize, Flags);
 }
 
 SIM_API CUresult cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags)
 {
+    SIM_ENTRY();
     return host_register(p, bytesize, Flags);
 }
 
 SIM_API CUresult cuMemHostUnregister(void *p)
 {
+    SIM_ENTRY();
     if (!sim_ready()) return CUDA_ERROR_NOT_INITIALIZED;
     sim_lock();
     CUresult rc = CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
@@ -202,16 +210,19 @@ static CUresult host_device_pointer(CUdeviceptr *pdptr, void *p, unsigned flags)
 
 SIM_API CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags)
 {
+    SIM_ENTRY();
     return host_device_pointer(pdptr, p, Flags);
 }
 
 SIM_API CUresult cuMemHostGetDevicePointer(CUdeviceptr_v1 *pdptr, void *p, unsigned int Flags)
 {
+    SIM_ENTRY();
     return sim_legacy_abi();
 }
 
 SIM_API CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
 {
+    SIM_ENTRY();
     struct sim_device *d;
     if (!dptr || bytesize == 0 || (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST))
         return CUDA_ERROR_INVALID_VALUE;

@@ -109,6 +109,7 @@ static CUresult mem_alloc(CUdeviceptr *dptr, size_t bytes)
 
 SIM_API CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
+    SIM_ENTRY();
     /* cudaMalloc/cuMemAlloc may synchronize: unsafe during a strict capture. */
     CUresult rc = sim_unsafe_call();
     if (rc != CUDA_SUCCESS) return rc;
@@ -117,6 +118,7 @@ SIM_API CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 
 SIM_API CUresult cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)
 {
+    SIM_ENTRY();
     return sim_legacy_abi();
 }
 
@@ -134,6 +136,7 @@ static CUresult mem_alloc_pitch(CUdeviceptr *dptr, size_t *pitch, size_t width, 
 SIM_API CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
                                     size_t Height, unsigned int ElementSizeBytes)
 {
+    SIM_ENTRY();
     return mem_alloc_pitch(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
 }
 
@@ -141,6 +144,7 @@ SIM_API CUresult cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pPitch,
                                  unsigned int WidthInBytes, unsigned int Height,
                                  unsigned int ElementSizeBytes)
 {
+    SIM_ENTRY();
     return sim_legacy_abi();
 }
 
@@ -172,6 +176,7 @@ static int small_block_at(struct sim_region *r, uintptr_t addr, uint32_t *slot)
 
 SIM_API CUresult cuMemFree_v2(CUdeviceptr dptr)
 {
+    SIM_ENTRY();
     if (!sim_ready()) return CUDA_ERROR_NOT_INITIALIZED;
     if (dptr == 0) return CUDA_SUCCESS;
     sim_lock();
@@ -216,11 +221,13 @@ SIM_API CUresult cuMemFree_v2(CUdeviceptr dptr)
 
 SIM_API CUresult cuMemFree(CUdeviceptr_v1 dptr)
 {
+    SIM_ENTRY();
     return sim_legacy_abi();
 }
 
 SIM_API CUresult cuMemGetInfo_v2(size_t *free, size_t *total)
 {
+    SIM_ENTRY();
     struct sim_device *d;
     sim_lock();
     CUresult rc = sim_current_device(&d);
@@ -235,6 +242,7 @@ SIM_API CUresult cuMemGetInfo_v2(size_t *free, size_t *total)
 
 SIM_API CUresult cuMemGetInfo(unsigned int *free, unsigned int *total)
 {
+    SIM_ENTRY();
     return sim_legacy_abi();
 }
 
@@ -321,11 +329,13 @@ static CUresult address_range(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dpt
 
 SIM_API CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
 {
+    SIM_ENTRY();
     return address_range(pbase, psize, dptr);
 }
 
 SIM_API CUresult cuMemGetAddressRange(CUdeviceptr_v1 *pbase, unsigned int *psize,
                                       CUdeviceptr_v1 dptr)
 {
+    SIM_ENTRY();
     return sim_legacy_abi();
 }

@@ -85,6 +85,7 @@ static CUresult attribute(const struct ptr_facts *f, CUpointer_attribute attr, v
 SIM_API CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute_id,
                                        CUdeviceptr ptr)
 {
+    SIM_ENTRY();
     struct ptr_facts f;
     if (!sim_ready()) return CUDA_ERROR_NOT_INITIALIZED;
     if (!data) return CUDA_ERROR_INVALID_VALUE;
@@ -135,6 +136,7 @@ static int is_range(CUpointer_attribute a)
 SIM_API CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute *attributes,
                                         void **data, CUdeviceptr ptr)
 {
+    SIM_ENTRY();
     struct ptr_facts f;
     if (!sim_ready()) return CUDA_ERROR_NOT_INITIALIZED;
     if (!attributes || !data) return CUDA_ERROR_INVALID_VALUE;

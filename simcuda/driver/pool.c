@@ -29,6 +29,7 @@ size_t sim_pools_reserved(struct sim_device *d)
 
 SIM_API CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
 {
+    SIM_ENTRY();
     CUresult rc;
     sim_lock();
     struct sim_pool *p = sim_handle_get(pool, SIM_H_POOL, &rc);
@@ -48,6 +49,7 @@ static CUresult set_u64(size_t *high, size_t current, const void *value)
 
 SIM_API CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
 {
+    SIM_ENTRY();
     CUresult rc;
     if (!value) return CUDA_ERROR_INVALID_VALUE;
     sim_lock();
@@ -83,6 +85,7 @@ SIM_API CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute at
 
 SIM_API CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
 {
+    SIM_ENTRY();
     CUresult rc;
     if (!value) return CUDA_ERROR_INVALID_VALUE;
     sim_lock();
@@ -130,6 +133,7 @@ SIM_API CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute at
 
 SIM_API CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map, size_t count)
 {
+    SIM_ENTRY();
     CUresult rc = sim_handle_check(pool, SIM_H_POOL);
     return rc == CUDA_SUCCESS && !map && count ? CUDA_ERROR_INVALID_VALUE : rc;
 }
@@ -137,6 +141,7 @@ SIM_API CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *ma
 SIM_API CUresult cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool memPool,
                                     CUmemLocation *location)
 {
+    SIM_ENTRY();
     CUresult rc;
     if (!flags || !location) return CUDA_ERROR_INVALID_VALUE;
     sim_lock();
@@ -151,6 +156,7 @@ SIM_API CUresult cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool memPo
 
 SIM_API CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps)
 {
+    SIM_ENTRY();
     struct sim_device *d;
     if (!pool || !poolProps || poolProps->allocType != CU_MEM_ALLOCATION_TYPE_PINNED ||
         poolProps->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
@@ -171,6 +177,7 @@ SIM_API CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolP
 
 SIM_API CUresult cuMemPoolDestroy(CUmemoryPool pool)
 {
+    SIM_ENTRY();
     CUresult rc;
     sim_lock();
     struct sim_pool *p = sim_handle_get(pool, SIM_H_POOL, &rc);
@@ -195,6 +202,7 @@ SIM_API CUresult cuMemPoolDestroy(CUmemoryPool pool)
 
 SIM_API CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev)
 {
+    SIM_ENTRY();
     sim_count_call(SIM_COUNT_cuDeviceGetDefaultMemPool);
     struct sim_device *d;
     if (!pool_out) return CUDA_ERROR_INVALID_VALUE;
@@ -220,6 +228,7 @@ static CUresult device_get_mem_pool(CUmemoryPool *pool, CUdevice dev)
 
 SIM_API CUresult cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
 {
+    SIM_ENTRY();
     sim_count_call(SIM_COUNT_cuDeviceGetMemPool);
     CUresult rc = sim_unsafe_call();
     return rc != CUDA_SUCCESS ? rc : device_get_mem_pool(pool, dev);
@@ -227,6 +236,7 @@ SIM_API CUresult cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
 
 SIM_API CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
 {
+    SIM_ENTRY();
     struct sim_device *d;
     struct sim_pool *p = NULL;
     sim_lock();
@@ -250,6 +260,7 @@ static CUresult location_device(const CUmemLocation *loc, CUmemAllocationType ty
 SIM_API CUresult cuMemGetDefaultMemPool(CUmemoryPool *pool_out, CUmemLocation *location,
                                         CUmemAllocationType type)
 {
+    SIM_ENTRY();
     struct sim_device *d;
     CUresult rc = location_device(location, type, &d);
     if (rc == CUDA_SUCCESS && !pool_out) rc = CUDA_ERROR_INVALID_VALUE;
@@ -260,6 +271,7 @@ SIM_API CUresult cuMemGetDefaultMemPool(CUmemoryPool *pool_out, CUmemLocation *l
 SIM_API CUresult cuMemGetMemPool(CUmemoryPool *pool, CUmemLocation *location,
                                  CUmemAllocationType type)
 {
+    SIM_ENTRY();
     struct sim_device *d;
     CUresult rc = location_device(location, type, &d);
     return rc == CUDA_SUCCESS ? device_get_mem_pool(pool, d->ordinal) : rc;
@@ -268,6 +280,7 @@ SIM_API CUresult cuMemGetMemPool(CUmemoryPool *pool, CUmemLocation *location,
 SIM_API CUresult cuMemSetMemPool(CUmemLocation *location, CUmemAllocationType type,
                                  CUmemoryPool pool)
 {
+    SIM_ENTRY();
     struct sim_device *d;
     CUresult rc = location_device(location, type, &d);
     return rc == CUDA_SUCCESS ? cuDeviceSetMemPool(d->ordinal, pool) : rc;

@@ -328,11 +328,13 @@ static CUresult alloc_async(CUdeviceptr *dptr, size_t size, struct sim_pool *p, 
 
 SIM_API CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
+    SIM_ENTRY();
     return alloc_async(dptr, bytesize, NULL, hStream, SIM_DS_LEGACY);
 }
 
 SIM_API CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
+    SIM_ENTRY();
     return alloc_async(dptr, bytesize, NULL, hStream, SIM_DS_PER_THREAD);
 }
 
@@ -346,12 +348,14 @@ static CUresult alloc_from_pool(CUdeviceptr *dptr, size_t size, CUmemoryPool h, 
 SIM_API CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
                                          CUstream hStream)
 {
+    SIM_ENTRY();
     return alloc_from_pool(dptr, bytesize, pool, hStream, SIM_DS_LEGACY);
 }
 
 SIM_API CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
                                               CUstream hStream)
 {
+    SIM_ENTRY();
     return alloc_from_pool(dptr, bytesize, pool, hStream, SIM_DS_PER_THREAD);
 }
 
@@ -377,10 +381,12 @@ static CUresult free_async(CUdeviceptr dptr, CUstream h, enum sim_default_stream
 
 SIM_API CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 {
+    SIM_ENTRY();
     return free_async(dptr, hStream, SIM_DS_LEGACY);
 }
 
 SIM_API CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
 {
+    SIM_ENTRY();
     return free_async(dptr, hStream, SIM_DS_PER_THREAD);
 }

@@ -110,6 +110,17 @@ static inline int sim_ready(void)
 void sim_lock(void);
 void sim_unlock(void);
 
+/* Fault injection (fault.c, SIMCUDA_FAULT): the first statement of every entry
+ * point. Returns the injected error from the entry point when a rule fires;
+ * only the outermost entry point of a call counts (the cleanup leaves it). */
+int sim_fault_enter(const char *name, CUresult *rc);
+void sim_fault_leave(int *hit);
+#define SIM_ENTRY()                                                                                \
+    CUresult sim_fault_rc_ = CUDA_SUCCESS;                                                         \
+    __attribute__((cleanup(sim_fault_leave))) int sim_fault_hit_ =                                 \
+        sim_fault_enter(__func__, &sim_fault_rc_);                                                 \
+    if (sim_fault_hit_) return sim_fault_rc_
+
 /* The 32-bit ABIs of CUDA 2.x cannot carry simulated addresses, which all
  * lie above 4 GiB. (A CUDA 13 driver refuses them with
  * CUDA_ERROR_INVALID_CONTEXT in the contexts it creates today.) */

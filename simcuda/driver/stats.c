@@ -32,9 +32,10 @@ SIM_API unsigned long long simcudaHazardCount(void)
     return n;
 }
 
-/* SIMCUDA_STATS_OUT=FILE: at exit, one line per device with its true peak, so a
- * test can hold a profiler's footprint figures against what the device really
- * held ("device D pages_peak N pages_used M page_bytes P"). */
+/* SIMCUDA_STATS_OUT=FILE: at exit, one line per device with its true peak and its
+ * successful allocations and frees, so a test can hold a profiler's figures
+ * against what the device really did ("device D pages_peak N pages_used M
+ * page_bytes P alloc_calls A free_calls F"; new fields go at the end). */
 __attribute__((destructor)) static void write_stats_out(void)
 {
     const char *path = getenv("SIMCUDA_STATS_OUT");
@@ -43,8 +44,11 @@ __attribute__((destructor)) static void write_stats_out(void)
     if (!f) return;
     sim_lock();
     for (int i = 0; i < sim.ndevices; i++)
-        fprintf(f, "device %d pages_peak %u pages_used %u page_bytes %llu\n", i,
-                sim.dev[i].pages_peak, sim.dev[i].pages_used, (unsigned long long)SIM_PAGE);
+        fprintf(f,
+                "device %d pages_peak %u pages_used %u page_bytes %llu alloc_calls %llu "
+                "free_calls %llu\n",
+                i, sim.dev[i].pages_peak, sim.dev[i].pages_used, (unsigned long long)SIM_PAGE,
+                sim.dev[i].alloc_calls, sim.dev[i].free_calls);
     sim_unlock();
     fclose(f);
 }

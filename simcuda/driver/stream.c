@@ -156,11 +156,13 @@ static CUresult stream_create(CUstream *ph, unsigned flags, int priority)
 
 SIM_API CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
 {
+    SIM_ENTRY();
     return stream_create(phStream, Flags, 0);
 }
 
 SIM_API CUresult cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int priority)
 {
+    SIM_ENTRY();
     return stream_create(phStream, flags, priority);
 }
 
@@ -183,11 +185,13 @@ static CUresult stream_destroy(CUstream h)
 
 SIM_API CUresult cuStreamDestroy(CUstream hStream)
 {
+    SIM_ENTRY();
     return stream_destroy(hStream);
 }
 
 SIM_API CUresult cuStreamDestroy_v2(CUstream hStream)
 {
+    SIM_ENTRY();
     return stream_destroy(hStream);
 }
 
@@ -214,11 +218,13 @@ static CUresult stream_sync(CUstream h, enum sim_default_stream ds)
 
 SIM_API CUresult cuStreamSynchronize(CUstream hStream)
 {
+    SIM_ENTRY();
     return stream_sync(hStream, SIM_DS_LEGACY);
 }
 
 SIM_API CUresult cuStreamSynchronize_ptsz(CUstream hStream)
 {
+    SIM_ENTRY();
     return stream_sync(hStream, SIM_DS_PER_THREAD);
 }
 
@@ -236,11 +242,13 @@ static CUresult stream_query(CUstream h, enum sim_default_stream ds)
 
 SIM_API CUresult cuStreamQuery(CUstream hStream)
 {
+    SIM_ENTRY();
     return stream_query(hStream, SIM_DS_LEGACY);
 }
 
 SIM_API CUresult cuStreamQuery_ptsz(CUstream hStream)
 {
+    SIM_ENTRY();
     return stream_query(hStream, SIM_DS_PER_THREAD);
 }
 
@@ -263,54 +271,63 @@ static CUresult stream_get(CUstream h, enum sim_default_stream ds, unsigned *fla
 
 SIM_API CUresult cuStreamGetFlags(CUstream hStream, unsigned int *flags)
 {
+    SIM_ENTRY();
     return flags ? stream_get(hStream, SIM_DS_LEGACY, flags, NULL, NULL, NULL, NULL)
                  : CUDA_ERROR_INVALID_VALUE;
 }
 
 SIM_API CUresult cuStreamGetFlags_ptsz(CUstream hStream, unsigned int *flags)
 {
+    SIM_ENTRY();
     return flags ? stream_get(hStream, SIM_DS_PER_THREAD, flags, NULL, NULL, NULL, NULL)
                  : CUDA_ERROR_INVALID_VALUE;
 }
 
 SIM_API CUresult cuStreamGetPriority(CUstream hStream, int *priority)
 {
+    SIM_ENTRY();
     return priority ? stream_get(hStream, SIM_DS_LEGACY, NULL, priority, NULL, NULL, NULL)
                     : CUDA_ERROR_INVALID_VALUE;
 }
 
 SIM_API CUresult cuStreamGetPriority_ptsz(CUstream hStream, int *priority)
 {
+    SIM_ENTRY();
     return priority ? stream_get(hStream, SIM_DS_PER_THREAD, NULL, priority, NULL, NULL, NULL)
                     : CUDA_ERROR_INVALID_VALUE;
 }
 
 SIM_API CUresult cuStreamGetCtx(CUstream hStream, CUcontext *pctx)
 {
+    SIM_ENTRY();
     return pctx ? stream_get(hStream, SIM_DS_LEGACY, NULL, NULL, pctx, NULL, NULL)
                 : CUDA_ERROR_INVALID_VALUE;
 }
 
 SIM_API CUresult cuStreamGetCtx_ptsz(CUstream hStream, CUcontext *pctx)
 {
+    SIM_ENTRY();
     return pctx ? stream_get(hStream, SIM_DS_PER_THREAD, NULL, NULL, pctx, NULL, NULL)
                 : CUDA_ERROR_INVALID_VALUE;
 }
 
 SIM_API CUresult cuStreamGetId(CUstream hStream, unsigned long long *streamId)
 {
+    SIM_ENTRY();
     return streamId ? stream_get(hStream, SIM_DS_LEGACY, NULL, NULL, NULL, streamId, NULL)
                     : CUDA_ERROR_INVALID_VALUE;
 }
 
 SIM_API CUresult cuStreamGetId_ptsz(CUstream hStream, unsigned long long *streamId)
 {
+    SIM_ENTRY();
     return streamId ? stream_get(hStream, SIM_DS_PER_THREAD, NULL, NULL, NULL, streamId, NULL)
                     : CUDA_ERROR_INVALID_VALUE;
 }
 
 SIM_API CUresult cuStreamGetDevice(CUstream hStream, CUdevice *device)
 {
+    SIM_ENTRY();
     sim_count_call(SIM_COUNT_cuStreamGetDevice);
     return device ? stream_get(hStream, SIM_DS_LEGACY, NULL, NULL, NULL, NULL, device)
                   : CUDA_ERROR_INVALID_VALUE;
@@ -318,6 +335,7 @@ SIM_API CUresult cuStreamGetDevice(CUstream hStream, CUdevice *device)
 
 SIM_API CUresult cuStreamGetDevice_ptsz(CUstream hStream, CUdevice *device)
 {
+    SIM_ENTRY();
     sim_count_call(SIM_COUNT_cuStreamGetDevice);
     return device ? stream_get(hStream, SIM_DS_PER_THREAD, NULL, NULL, NULL, NULL, device)
                   : CUDA_ERROR_INVALID_VALUE;
@@ -345,10 +363,12 @@ static CUresult launch_host(CUstream h, CUhostFn fn, void *arg, enum sim_default
 
 SIM_API CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)
 {
+    SIM_ENTRY();
     return launch_host(hStream, fn, userData, SIM_DS_LEGACY);
 }
 
 SIM_API CUresult cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void *userData)
 {
+    SIM_ENTRY();
     return launch_host(hStream, fn, userData, SIM_DS_PER_THREAD);
 }

@@ -5,6 +5,7 @@
  * get the _ptsz/_ptds variants. */
 #include "sim.h"
 
+#include <stdio.h>
 #include <string.h>
 
 struct proc {
@@ -239,9 +240,27 @@ static const struct proc procs[] = {
     P("cuStreamGetCaptureInfo", 12030, cuStreamGetCaptureInfo_v3_ptsz),
 };
 
+/* NVIDIA's runtime reaches its driver's private interfaces through
+ * cuGetExportTable, whose tables are undocumented; the simulated runtime never
+ * asks for it. So this lookup identifies a program that brought NVIDIA's runtime
+ * (linked statically, or found through an RPATH before the simulated one): every
+ * CUDA call it makes will fail, and only here can the reason be told. */
+static void warn_nvidia_runtime(void)
+{
+    static int warned;
+    if (__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED)) return;
+    fprintf(stderr,
+            "simcuda: this program uses NVIDIA's CUDA runtime (libcudart linked statically, or "
+            "loaded through an RPATH), which needs the real driver's private interfaces "
+            "(cuGetExportTable): the simulated device cannot run it, and its CUDA calls will "
+            "fail (cudaErrorCallRequiresNewerDriver). Link the program with the simulated "
+            "runtime (libcudart.so.13 or libcudart_static.a of simcuda), or run it on a GPU.\n");
+}
+
 static CUresult lookup(const char *symbol, void **pfn, int version, cuuint64_t flags,
                        CUdriverProcAddressQueryResult *status)
 {
+    if (symbol && strcmp(symbol, "cuGetExportTable") == 0) warn_nvidia_runtime();
     if (!symbol || !pfn ||
         (flags & ~(cuuint64_t)(CU_GET_PROC_ADDRESS_LEGACY_STREAM |
                                CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)))
@@ -276,10 +295,12 @@ static CUresult lookup(const char *symbol, void **pfn, int version, cuuint64_t f
 SIM_API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
                                      cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus)
 {
+    SIM_ENTRY();
     return lookup(symbol, pfn, cudaVersion, flags, symbolStatus);
 }
 
 SIM_API CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
 {
+    SIM_ENTRY();
     return lookup(symbol, pfn, cudaVersion, flags, NULL);
 }

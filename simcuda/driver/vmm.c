@@ -59,6 +59,7 @@ static CUresult prop_device(const CUmemAllocationProp *prop, struct sim_device *
 SIM_API CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp *prop,
                                                CUmemAllocationGranularity_flags option)
 {
+    SIM_ENTRY();
     struct sim_device *d;
     if (!granularity) return CUDA_ERROR_INVALID_VALUE;
     CUresult rc = prop_device(prop, &d);
@@ -69,6 +70,7 @@ SIM_API CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemA
 SIM_API CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
                              const CUmemAllocationProp *prop, unsigned long long flags)
 {
+    SIM_ENTRY();
     struct sim_device *d;
     if (!handle || size == 0 || size % SIM_PAGE != 0 || flags != 0) return CUDA_ERROR_INVALID_VALUE;
     sim_lock();
@@ -96,6 +98,7 @@ SIM_API CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
 
 SIM_API CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
 {
+    SIM_ENTRY();
     CUresult rc;
     sim_lock();
     struct vmm_handle *h = handle_get(handle, &rc);
@@ -111,6 +114,7 @@ SIM_API CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
 SIM_API CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop,
                                                         CUmemGenericAllocationHandle handle)
 {
+    SIM_ENTRY();
     CUresult rc;
     if (!prop) return CUDA_ERROR_INVALID_VALUE;
     sim_lock();
@@ -128,6 +132,7 @@ static int pow2(size_t x)
 SIM_API CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment,
                                      CUdeviceptr addr, unsigned long long flags)
 {
+    SIM_ENTRY();
     if (!ptr || size == 0 || size % SIM_PAGE != 0 || !pow2(alignment) || flags != 0)
         return CUDA_ERROR_INVALID_VALUE;
     if (!sim_ready()) return CUDA_ERROR_NOT_INITIALIZED;
@@ -169,6 +174,7 @@ static void unmap_one(struct reservation *res, struct mapping **pp)
 
 SIM_API CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
 {
+    SIM_ENTRY();
     if (!sim_ready()) return CUDA_ERROR_NOT_INITIALIZED;
     sim_lock();
     struct reservation *res = reservation_at(ptr);
@@ -187,6 +193,7 @@ SIM_API CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
 SIM_API CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
                           CUmemGenericAllocationHandle handle, unsigned long long flags)
 {
+    SIM_ENTRY();
     CUresult rc;
     sim_lock();
     struct vmm_handle *h = handle_get(handle, &rc);
@@ -214,6 +221,7 @@ SIM_API CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 
 SIM_API CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
 {
+    SIM_ENTRY();
     if (!sim_ready()) return CUDA_ERROR_NOT_INITIALIZED;
     sim_lock();
     struct reservation *res = reservation_at(ptr);
@@ -252,6 +260,7 @@ static CUresult covered(struct reservation *res, uintptr_t ptr, size_t size)
 SIM_API CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc,
                                 size_t count)
 {
+    SIM_ENTRY();
     if (!sim_ready()) return CUDA_ERROR_NOT_INITIALIZED;
     if (!desc || count == 0 || size == 0) return CUDA_ERROR_INVALID_VALUE;
     sim_lock();
@@ -274,6 +283,7 @@ SIM_API CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessD
 SIM_API CUresult cuMemGetAccess(unsigned long long *flags, const CUmemLocation *location,
                                 CUdeviceptr ptr)
 {
+    SIM_ENTRY();
     if (!flags || !location) return CUDA_ERROR_INVALID_VALUE;
     if (!sim_ready()) return CUDA_ERROR_NOT_INITIALIZED;
     sim_lock();
@@ -291,6 +301,7 @@ SIM_API CUresult cuMemGetAccess(unsigned long long *flags, const CUmemLocation *
 
 SIM_API CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr)
 {
+    SIM_ENTRY();
     if (!handle) return CUDA_ERROR_INVALID_VALUE;
     if (!sim_ready()) return CUDA_ERROR_NOT_INITIALIZED;
     sim_lock();

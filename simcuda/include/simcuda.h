@@ -34,6 +34,9 @@ unsigned long long simcudaHazardCount(void);
  * for any other name. */
 unsigned long long simcudaCallCount(const char *name);
 
+/* Driver calls made to fail so far by SIMCUDA_FAULT (see simcuda/README.md). */
+unsigned long long simcudaFaultCount(void);
+
 #ifdef __cplusplus
 }
 #endif

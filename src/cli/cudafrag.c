@@ -135,22 +135,107 @@ static void find_library(char *out, size_t n)
     exit(EXIT_NOT_FOUND);
 }
 
+/* ld.so splits LD_PRELOAD at spaces and colons, LD_LIBRARY_PATH at colons and
+ * semicolons, with no way to quote: an install path holding one of these would
+ * silently leave the program unprofiled. */
+#define PRELOAD_SEPARATORS " :"
+#define LIBPATH_SEPARATORS ":;"
+
+static uint64_t fnv1a(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h;
+}
+
+/* A directory only we can write to: anyone else could otherwise swap the link
+ * that the program (and every child it starts) preloads. */
+static int private_dir(const char *path, char *why, size_t n)
+{
+    struct stat st;
+    if (mkdir(path, 0700) != 0 && errno != EEXIST) {
+        snprintf(why, n, "%s", strerror(errno));
+        return -1;
+    }
+    if (lstat(path, &st) != 0) {
+        snprintf(why, n, "%s", strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+        snprintf(why, n, "it is not a directory private to this user");
+        return -1;
+    }
+    return 0;
+}
+
+/* The same name for the same target on every run (nested runs recognise it and
+ * nothing piles up): <tmp>/cudafrag-<uid>/<hash of the target>/<its base name>.
+ * The links stay: programs started by the profiled one preload them too. */
+static int private_link(const char *target, char *out, size_t n, char *why, size_t wn)
+{
+    const char *tmp = getenv("TMPDIR");
+    if (tmp == NULL || tmp[0] != '/' || strpbrk(tmp, PRELOAD_SEPARATORS LIBPATH_SEPARATORS))
+        tmp = "/tmp";
+    const char *base = strrchr(target, '/');
+    base = base ? base + 1 : target;
+    char dir[PATH_MAX], sub[PATH_MAX + 24], cur[PATH_MAX], fresh[PATH_MAX + 32];
+    snprintf(dir, sizeof dir, "%s/cudafrag-%u", tmp, (unsigned)geteuid());
+    snprintf(sub, sizeof sub, "%s/%016" PRIx64, dir, fnv1a(target));
+    if (snprintf(out, n, "%s/%s", sub, base) >= (int)n || strpbrk(base, PRELOAD_SEPARATORS)) {
+        snprintf(why, wn, "the name is too long or odd");
+        return -1;
+    }
+    if (private_dir(dir, why, wn) != 0 || private_dir(sub, why, wn) != 0) return -1;
+    ssize_t len = readlink(out, cur, sizeof cur - 1);
+    if (len > 0 && (size_t)len == strlen(target) && memcmp(cur, target, (size_t)len) == 0) return 0;
+    /* Replaced in one step, so a concurrent run never sees the name missing. */
+    snprintf(fresh, sizeof fresh, "%s.%ld", out, (long)getpid());
+    unlink(fresh);
+    if (symlink(target, fresh) != 0 || rename(fresh, out) != 0) {
+        snprintf(why, wn, "%s", strerror(errno));
+        unlink(fresh);
+        return -1;
+    }
+    return 0;
+}
+
+/* path itself when the list variable can carry it, else a private link to it. */
+static void listable(const char *path, const char *separators, const char *var, char *out, size_t n)
+{
+    char why[256];
+    if (strpbrk(path, separators) == NULL) {
+        snprintf(out, n, "%s", path);
+        return;
+    }
+    if (private_link(path, out, n, why, sizeof why) == 0) return;
+    fprintf(stderr,
+            "cudafrag: %s cannot hold \"%s\" (it has a space, colon or semicolon), and no "
+            "private link to it could be made under $TMPDIR or /tmp: %s. Install cudafrag "
+            "under a path without those characters.\n",
+            var, path, why);
+    exit(EXIT_NOT_FOUND);
+}
+
 /* Build tree first (simcuda/ sits two levels above src/cli/), then the
  * installed location. */
 static void sim_dirs(char *out, size_t n)
 {
     char dir[PATH_MAX], drv[PATH_MAX + 32], rt[PATH_MAX + 32], a[PATH_MAX], b[PATH_MAX];
+    char la[PATH_MAX], lb[PATH_MAX];
     exe_dir(dir, sizeof dir);
     snprintf(drv, sizeof drv, "%s/../../simcuda/driver", dir);
     snprintf(rt, sizeof rt, "%s/../../simcuda/runtime", dir);
     if (exists(drv) && exists(rt) && realpath(drv, a) && realpath(rt, b)) {
-        snprintf(out, n, "%s:%s", a, b);
+        listable(a, LIBPATH_SEPARATORS, "LD_LIBRARY_PATH", la, sizeof la);
+        listable(b, LIBPATH_SEPARATORS, "LD_LIBRARY_PATH", lb, sizeof lb);
+        snprintf(out, n, "%s:%s", la, lb);
         return;
     }
     if (!exists(CUDAFRAG_SIMDIR))
         die(EXIT_NOT_FOUND, "the simulated device is not installed (looked in %s)",
             CUDAFRAG_SIMDIR);
-    snprintf(out, n, "%s", CUDAFRAG_SIMDIR);
+    listable(CUDAFRAG_SIMDIR, LIBPATH_SEPARATORS, "LD_LIBRARY_PATH", out, n);
 }
 
 /* Puts value in front of a ':'-separated list variable. */
@@ -230,8 +315,9 @@ static int cmd_run(int argc, char **argv)
         fprintf(stderr, "cudafrag: --check goes with at least one limit\n%s", usage);
         return EXIT_USAGE;
     }
-    char lib[PATH_MAX], dirs[2 * PATH_MAX + 2];
-    find_library(lib, sizeof lib);
+    char found[PATH_MAX], lib[PATH_MAX], dirs[2 * PATH_MAX + 2];
+    find_library(found, sizeof found);
+    listable(found, PRELOAD_SEPARATORS, "LD_PRELOAD", lib, sizeof lib);
     if (sim) {
         sim_dirs(dirs, sizeof dirs);
         prepend("LD_LIBRARY_PATH", dirs);

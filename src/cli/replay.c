@@ -36,6 +36,7 @@ struct replay {
 };
 
 static struct replay *current; /* for the symbol resolver, which has no context */
+bool cf_replay_dwarf = true;
 
 /* ---- the traced process's settings and identity ---- */
 
@@ -279,7 +280,8 @@ static void resolve_frame(struct cf_sym *s)
     snprintf(s->module, sizeof s->module, "%s", base_name(m->path));
     struct cf_dw_frame f[8];
     /* off - 1: a return address may already belong to the next line or function. */
-    int n = off ? cf_dw_lookup(current->dw, m->path, m->build_id, off - 1, f, 8) : 0;
+    int n =
+        off && cf_replay_dwarf ? cf_dw_lookup(current->dw, m->path, m->build_id, off - 1, f, 8) : 0;
     if (n <= 0 || f[0].stale) return;
     snprintf(s->function, sizeof s->function, "%.*s", (int)sizeof s->function - 1, f[0].function);
     /* Folding matches the function the code belongs to, as the exiting process

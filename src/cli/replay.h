@@ -32,6 +32,11 @@ int cf_replay_resolve(uint64_t frame, struct cf_sym *out);
  * is open: 0, or -1 when the key is absent. */
 int cf_replay_header(const char *key, char *value, size_t n);
 
+/* False: frames are named by module and offset only, no DWARF read. The fuzz
+ * targets set it: the module files a trace names are local files, not the
+ * trace, and reading their debug information would take most of each run. */
+extern bool cf_replay_dwarf;
+
 /* Prints the text (or JSON) report of the trace at path to out; 0, or 1 with a
  * message on stderr. */
 int cf_replay_report(const char *path, bool json, FILE *out);

@@ -56,9 +56,26 @@ static int add_chunk(struct cf_trace *t, uint32_t tid, bool defs, uint8_t *data,
     return 0;
 }
 
+/* Compressed bytes of one chunk; grown to the largest chunk read (a few KiB for
+ * the writer's chunks), not to the 16 MiB a chunk may hold. */
+struct scratch {
+    void *p;
+    size_t cap;
+};
+
+static void *scratch_for(struct scratch *s, size_t n)
+{
+    if (n <= s->cap) return s->p;
+    void *p = realloc(s->p, n);
+    if (p == NULL) return NULL;
+    s->p = p;
+    s->cap = n;
+    return p;
+}
+
 /* 1: a chunk was read, 0: clean end of file, -1: the file ends inside a chunk or
  * the chunk is damaged (what came before it stays usable). */
-static int read_chunk(struct cf_trace *t, FILE *f, void *scratch)
+static int read_chunk(struct cf_trace *t, FILE *f, struct scratch *scratch)
 {
     struct chunk_header h;
     size_t got = fread(&h, 1, sizeof h, f);
@@ -70,8 +87,9 @@ static int read_chunk(struct cf_trace *t, FILE *f, void *scratch)
     if (raw == NULL) return -1;
     bool ok;
     if (h.flags & CF_CHUNK_ZSTD) {
-        ok = fread(scratch, 1, h.stored_len, f) == h.stored_len &&
-             ZSTD_decompress(raw, h.raw_len, scratch, h.stored_len) == h.raw_len;
+        void *in = scratch_for(scratch, h.stored_len ? h.stored_len : 1);
+        ok = in && fread(in, 1, h.stored_len, f) == h.stored_len &&
+             ZSTD_decompress(raw, h.raw_len, in, h.stored_len) == h.raw_len;
     } else {
         ok = h.stored_len == h.raw_len && fread(raw, 1, h.raw_len, f) == h.raw_len;
     }
@@ -93,18 +111,22 @@ int cf_trace_load(struct cf_trace *t, const char *path)
         return -1;
     }
     int rc = read_header(t, f);
-    void *scratch = rc == 0 ? malloc(MAX_RAW + (MAX_RAW >> 7) + 1024) : NULL;
-    if (rc == 0 && scratch == NULL) rc = fail(t, "%s: out of memory", path);
+    struct scratch scratch = {0};
     while (rc == 0) {
-        int r = read_chunk(t, f, scratch);
+        int r = read_chunk(t, f, &scratch);
         if (r == 0) break;
         if (r < 0) {
             t->truncated = true;
             break;
         }
     }
-    free(scratch);
+    free(scratch.p);
     fclose(f);
+    if (rc != 0) {
+        /* The caller gets the message, not a half-read header to free. */
+        free(t->header);
+        t->header = NULL;
+    }
     return rc;
 }
 

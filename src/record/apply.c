@@ -82,7 +82,7 @@ static void store_oom(const struct cf_event *e, struct cf_site *site)
 bool cf_apply_alloc(struct cf_event *e, struct cf_site *site, struct cf_alloc *copy)
 {
     bool ok = e->result == 0;
-    cf_metrics_api((enum cf_api)e->api, ok ? e->size : 0, !ok, e->ns);
+    cf_metrics_api((enum cf_api)e->api, ok ? e->size : 0, (int)e->result, e->ns);
     if (ok && e->addr == 0) return false; /* a zero-byte request: nothing was allocated */
     if (!ok) {
         enum cf_kind kind = (e->flags & CF_EVF_GRAPH) ? CF_KIND_GRAPH : cf_api_info[e->api].kind;
@@ -120,15 +120,15 @@ void cf_apply_free(struct cf_event *e, struct cf_alloc *a)
     if (e->result != 0 || e->addr == 0) { /* freeing NULL is a valid no-op */
         if (a && a->shadowed) cf_shadow_alloc(a->addr, a->requested, a->device < 0 ? 0 : a->device);
         if (a) cf_live_restore(a, now);
-        cf_metrics_api(api, 0, e->result != 0, e->ns);
+        cf_metrics_api(api, 0, (int)e->result, e->ns);
         return;
     }
     if (a == NULL) {
-        cf_metrics_api(api, 0, false, e->ns);
+        cf_metrics_api(api, 0, 0, e->ns);
         __atomic_add_fetch(&cf_rec.unknown_frees, 1, __ATOMIC_RELAXED);
         return;
     }
-    cf_metrics_api(api, a->requested, false, e->ns);
+    cf_metrics_api(api, a->requested, 0, e->ns);
     cf_rec_retire(a, now);
 }
 
@@ -209,7 +209,9 @@ void cf_rec_apply_event(const struct cf_event *ev)
     struct cf_event e = *ev;
     struct cf_alloc copy;
     cf_rec_init();
-    bool has_api = e.type == CF_EV_ALLOC || e.type == CF_EV_FREE || e.type == CF_EV_CALL;
+    /* A SITE names the API it was first seen with, used as an index in the report. */
+    bool has_api = e.type == CF_EV_ALLOC || e.type == CF_EV_FREE || e.type == CF_EV_CALL ||
+                   e.type == CF_EV_SITE;
     if (has_api && e.api >= CF_API_COUNT) return; /* a damaged or newer trace */
     switch (e.type) {
     case CF_EV_ALLOC:
@@ -219,7 +221,7 @@ void cf_rec_apply_event(const struct cf_event *ev)
         cf_apply_free(&e, cf_apply_free_begin(e.addr, e.t_ns));
         break;
     case CF_EV_CALL:
-        cf_metrics_api((enum cf_api)e.api, 0, e.result != 0, e.ns);
+        cf_metrics_api((enum cf_api)e.api, 0, (int)e.result, e.ns);
         break;
     case CF_EV_POOL:
         cf_pool_apply(&e);

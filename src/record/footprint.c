@@ -109,7 +109,8 @@ static bool note_peaks(struct cf_device_stats *d, uint64_t now, bool parts)
     bool new_peak = f > d->peak_footprint;
     d->footprint = f;
     if (new_peak) {
-        d->peak_footprint = f;
+        /* Atomic: sampling reads it without this device's lock (peak_of). */
+        __atomic_store_n(&d->peak_footprint, f, __ATOMIC_RELAXED);
         d->peak_footprint_t_ns = time_of(now);
         d->live_at_peak_footprint = d->live_bytes;
         d->at_peak = (struct cf_fp_parts){.raw = d->raw_bytes,

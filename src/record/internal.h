@@ -75,6 +75,7 @@ void cf_thread_after_fork_child(void); /* also releases the registry lock */
 uint32_t cf_stack_capture(uintptr_t frames[CF_MAX_FRAMES], uintptr_t caller);
 uint64_t cf_stack_hash(const uintptr_t *frames, uint32_t n, enum cf_api api);
 void cf_stack_configure(int depth);
+void cf_stack_before_fork(void);
 void cf_stack_after_fork_child(void);
 
 /* ---- pyframes.c: Python frames, read only by a thread holding the GIL ---- */
@@ -191,7 +192,8 @@ void cf_trace_series(uint64_t seq, uint64_t now, int device, enum cf_series seri
                      uint64_t used);
 
 /* ---- metrics.c: counters and histograms (per thread), distinct sizes ---- */
-void cf_metrics_api(enum cf_api api, uint64_t bytes, bool failed, uint64_t ns);
+/* result: the code the call returned; non-zero counts as a failure with that code. */
+void cf_metrics_api(enum cf_api api, uint64_t bytes, int result, uint64_t ns);
 void cf_metrics_size(uint64_t size);
 void cf_metrics_lifetime(uint64_t ns, uint64_t bytes);
 unsigned cf_hist_bin(uint64_t v);

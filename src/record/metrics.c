@@ -24,14 +24,35 @@ unsigned cf_hist_bin(uint64_t v)
     return v ? 63u - (unsigned)__builtin_clzll(v) : 0u;
 }
 
-void cf_metrics_api(enum cf_api api, uint64_t bytes, bool failed, uint64_t ns)
+/* Lock-free like the other counters: a slot is claimed once, by compare-and-swap;
+ * codes past the last slot are counted in failures only. */
+static void count_error(struct cf_api_stats *st, int result)
+{
+    uint64_t code = (uint64_t)(uint32_t)result + 1;
+    for (int i = 0; i < CF_API_ERRORS; i++) {
+        uint64_t cur = __atomic_load_n(&st->errors[i].code, __ATOMIC_RELAXED);
+        if (cur == 0 && __atomic_compare_exchange_n(&st->errors[i].code, &cur, code, false,
+                                                    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            cur = code;
+        if (cur == code) {
+            __atomic_add_fetch(&st->errors[i].count, 1, __ATOMIC_RELAXED);
+            return;
+        }
+    }
+}
+
+void cf_metrics_api(enum cf_api api, uint64_t bytes, int result, uint64_t ns)
 {
     struct cf_thread *t = cf_thread_self();
     if (t == NULL) return;
     struct cf_api_stats *st = &t->api[api];
     cf_count(&st->calls, 1);
     if (bytes) cf_count(&st->bytes, bytes);
-    if (failed) cf_count(&st->failures, 1);
+    if (result != 0) {
+        cf_count(&st->failures, 1);
+        /* Failures are rare: their codes are counted in the shared table. */
+        count_error(&cf_rec.api[api], result);
+    }
     if (ns) cf_count(&st->ns_total, ns);
 }
 

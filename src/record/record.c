@@ -132,7 +132,7 @@ void cf_rec_call(enum cf_api api, int result, uint64_t ns)
     cf_rec_init();
     struct cf_event e = {
         .type = CF_EV_CALL, .api = (uint8_t)api, .result = result, .t_ns = cf_now_ns(), .ns = ns};
-    cf_metrics_api(api, 0, result != 0, ns);
+    cf_metrics_api(api, 0, result, ns);
     cf_emit(&e);
 }
 
@@ -180,6 +180,7 @@ void cf_rec_unlock_all(void)
 /* The meta allocator's locks come last: they nest inside every record lock. */
 void cf_rec_atfork_prepare(void)
 {
+    cf_stack_before_fork(); /* before the locks: no thread should wait on them meanwhile */
     lock_tables();
     cf_py_lock();
     cf_thread_lock();

@@ -152,9 +152,16 @@ struct cf_user_mark {
 };
 #define CF_MAX_MARKS 64
 
+/* The first CF_API_ERRORS distinct codes a call failed with, each counted, so the
+ * report can say what went wrong and not only how often. */
+#define CF_API_ERRORS 3
 struct cf_api_stats {
     uint64_t calls, bytes, failures;
     uint64_t ns_total; /* time spent inside the real call */
+    struct cf_api_error {
+        uint64_t code; /* (uint32_t)result + 1; 0: slot free */
+        uint64_t count;
+    } errors[CF_API_ERRORS];
 };
 
 /* The fields every allocation and free of the device changes come first, in 128

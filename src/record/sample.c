@@ -23,14 +23,16 @@ static uint64_t interval_ns = 10u * 1000000u;
  * any CUDA call owns a driver of its own and samples as usual. */
 static bool driver_of_parent;
 
+/* Atomic although only the child writes it: ThreadSanitizer does not know that
+ * the parent's threads are gone in the child, and reports their earlier reads. */
 static void forget_parent_driver_in_child(void)
 {
-    if (cf_rec_any_activity()) driver_of_parent = true;
+    if (cf_rec_any_activity()) __atomic_store_n(&driver_of_parent, true, __ATOMIC_RELAXED);
 }
 
 static bool may_call_driver(void)
 {
-    return !driver_of_parent;
+    return !__atomic_load_n(&driver_of_parent, __ATOMIC_RELAXED);
 }
 
 void cf_sample_configure(uint64_t ns)

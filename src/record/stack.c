@@ -4,6 +4,7 @@
  * is dlopen'ed RTLD_LOCAL on the first capture and only unw_backtrace is used. */
 #include <dlfcn.h>
 #include <link.h>
+#include <time.h>
 
 #include "base/real.h"
 #include "record/internal.h"
@@ -17,6 +18,7 @@ enum load_state { UNTRIED, LOADING, READY, UNAVAILABLE };
 typedef int (*unw_backtrace_fn)(void **buffer, int size);
 static unw_backtrace_fn unw_bt;
 static int load_state = UNTRIED;
+static uint32_t loader_tid; /* the thread inside the load */
 static int stack_depth = 16;
 /* cudafrag's own text when it is a shared object; empty when it is linked into
  * the program (tests), where only the frames below `caller` are ours. */
@@ -100,6 +102,7 @@ static bool libunwind_ready(void)
     if (!__atomic_compare_exchange_n(&load_state, &expected, LOADING, false, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE))
         return false;
+    __atomic_store_n(&loader_tid, cf_tid(), __ATOMIC_RELAXED);
     load_libunwind();
     return __atomic_load_n(&load_state, __ATOMIC_ACQUIRE) == READY;
 }
@@ -147,10 +150,28 @@ uint64_t cf_stack_hash(const uintptr_t *frames, uint32_t n, enum cf_api api)
     return h;
 }
 
+/* A fork while another thread is inside our dlopen of libunwind would give the
+ * child a dynamic linker in the middle of that dlopen and a library whose
+ * constructor never finished: the child's next dlopen (ours or the program's)
+ * then trips ld.so's assertions. So fork waits for the load, which takes
+ * milliseconds -- bounded, in case the loading thread waits for something the
+ * forking thread holds (a lock another prepare handler took). */
+void cf_stack_before_fork(void)
+{
+    const struct timespec tick = {0, 1000 * 1000};
+    for (int ms = 0; ms < 5000; ms++) {
+        if (__atomic_load_n(&load_state, __ATOMIC_ACQUIRE) != LOADING) return;
+        if (__atomic_load_n(&loader_tid, __ATOMIC_RELAXED) == cf_tid()) return;
+        nanosleep(&tick, NULL);
+    }
+}
+
 void cf_stack_after_fork_child(void)
 {
-    /* A load interrupted by fork in another thread never finishes in the child. */
-    int loading = LOADING;
-    __atomic_compare_exchange_n(&load_state, &loading, UNTRIED, false, __ATOMIC_ACQ_REL,
-                                __ATOMIC_ACQUIRE);
+    /* A load still under way (the wait gave up) never finishes in the child, and
+     * trying again there is what must not happen: this process records no
+     * stacks. */
+    if (__atomic_load_n(&load_state, __ATOMIC_ACQUIRE) != LOADING) return;
+    __atomic_store_n(&load_state, UNAVAILABLE, __ATOMIC_RELEASE);
+    cf_rec.stacks_unavailable = true;
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/cuda_errors.h"
 #include "report/format.h"
 #include "report/snapshot.h"
 #include "base/log.h"
@@ -665,7 +666,14 @@ static bool enough_free(const struct cf_oom *o)
     return o->total_bytes && o->free_bytes >= o->request;
 }
 
-static void oom_advice(const struct cf_snap *s, struct cf_finding *f, bool enough)
+/* Larger than the whole device: nothing the program frees can make room for it. */
+static bool beyond_device(const struct cf_oom *o)
+{
+    return o->total_bytes && o->request > o->total_bytes;
+}
+
+static void oom_advice(const struct cf_snap *s, struct cf_finding *f, bool enough,
+                       const struct cf_oom *big, unsigned beyond, unsigned n)
 {
     char holders[1600];
     uint64_t reserve = 0, rounding = 0, cached = 0;
@@ -683,6 +691,20 @@ static void oom_advice(const struct cf_snap *s, struct cf_finding *f, bool enoug
                "Largest live holders: %s. Trim pools (cudaMemPoolTrimTo) before large "
                "allocations, allocate long-lived large buffers first, or run with --arena.",
                B(reserve), B(rounding), B(cached), holders);
+    else if (beyond == n)
+        /* Freeing and smaller batches are the wrong advice here. */
+        advice(f,
+               "The request%s alone (%s%s) is larger than the whole device (%s): it cannot "
+               "succeed however much is freed. Split the buffer (process the data in chunks, "
+               "or shard it across devices), or check the size computation.",
+               n > 1 ? "s" : "", n > 1 ? "the largest " : "", B(big->request), B(big->total_bytes));
+    else if (beyond)
+        advice(f,
+               "The largest request (%s) alone is larger than the whole device (%s): split "
+               "it (process the data in chunks, or shard it across devices). For the other "
+               "%u the device was full. Largest live holders: %s. Free or shrink these, or "
+               "reduce the batch size.",
+               B(big->request), B(big->total_bytes), n - beyond, holders);
     else
         advice(f,
                "The device was full. Largest live holders: %s. Free or shrink these, "
@@ -695,11 +717,13 @@ static void oom_rule(struct cf_snap *s, bool enough)
 {
     struct cover c = {0};
     const struct cf_oom *big = NULL;
+    unsigned beyond = 0;
     for (unsigned i = 0; i < s->rec.nooms; i++) {
         const struct cf_oom *o = &s->rec.ooms[i];
         if (enough_free(o) != enough) continue;
         cover_add(s, &c, o->site ? cf_snap_site_index(s, o->site->hash) : -1, 1, 1);
         if (big == NULL || o->request > big->request) big = o;
+        beyond += beyond_device(o);
     }
     struct cf_finding *f;
     if (c.n == 0 || !(f = add(s, enough ? "oom-with-free-memory" : "oom", "high", "failures"))) {
@@ -713,11 +737,91 @@ static void oom_rule(struct cf_snap *s, bool enough)
     title(f, "%s%s of %s failed with out-of-memory on device %d at %s (free %s of %s)", lead,
           cf_api_info[big->api].name, B(big->request), big->device, where(s, f, w, sizeof w),
           B(big->free_bytes), B(big->total_bytes));
-    oom_advice(s, f, enough);
+    oom_advice(s, f, enough, big, beyond, n);
     num(f, "request_bytes", (double)big->request);
     num(f, "free_bytes", (double)big->free_bytes);
     num(f, "total_bytes", (double)big->total_bytes);
     num(f, "failures", n);
+}
+
+/* " with cudaErrorMemoryAllocation" or ": 3 with cudaErrorMemoryAllocation, 1 with ..." */
+static void error_list(enum cf_api api, const struct cf_api_stats *st, char *out, size_t n)
+{
+    char num[32];
+    uint64_t named = 0;
+    size_t len = 0;
+    out[0] = '\0';
+    for (int k = 0; k < CF_API_ERRORS && st->errors[k].code; k++) {
+        const char *name = cf_cuda_error_name(api, (int)(st->errors[k].code - 1), num, sizeof num);
+        bool only = k == 0 && st->errors[0].count == st->failures;
+        int w = only ? snprintf(out, n, " with %s", name)
+                     : snprintf(out + len, n - len, "%s%llu with %s", k ? ", " : ": ",
+                                (unsigned long long)st->errors[k].count, name);
+        if (w < 0 || (size_t)w >= n - len) return;
+        len += (size_t)w;
+        named += st->errors[k].count;
+    }
+    if (named < st->failures)
+        snprintf(out + len, n - len, "%s%llu with other errors", len ? ", " : ": ",
+                 (unsigned long long)(st->failures - named));
+}
+
+static void failures_note(const struct cf_snap *s, struct cf_finding_site *e)
+{
+    snprintf(e->note, sizeof e->note, "%llu failed", (unsigned long long)e->count);
+}
+
+/* Failed allocation calls, whatever the mode, one finding per API: without it a
+ * run in which every allocation failed reported "findings (0) none". */
+static void failure_rule(struct cf_snap *s)
+{
+    for (int a = 0; a < CF_API_COUNT; a++) {
+        const struct cf_api_stats *st = &s->rec.api[a];
+        if (cf_api_info[a].role != 'A' || st->failures == 0) continue;
+        struct cover c = {0};
+        for (unsigned i = 0; i < s->nsites; i++)
+            if (s->sites[i].failures && (int)s->sites[i].api == a)
+                cover_add(s, &c, (int)i, (double)s->sites[i].failures, s->sites[i].failures);
+        struct cf_finding *f = add(s, "allocation-failures",
+                                   st->failures == st->calls ? "high" : "medium", "failures");
+        if (f == NULL) {
+            free(c.p);
+            return;
+        }
+        if (c.n)
+            cover_finish(s, f, &c, failures_note);
+        else
+            free(c.p); /* failures at no recorded site (a replayed trace may name none) */
+        char errors[160], w[600];
+        error_list((enum cf_api)a, st, errors, sizeof errors);
+        title(f, "%llu of %llu %s calls failed%s%s%s", (unsigned long long)st->failures,
+              (unsigned long long)st->calls, cf_api_info[a].name, errors, f->nsites ? " at " : "",
+              f->nsites ? where(s, f, w, sizeof w) : "");
+        int first = (int)(st->errors[0].code - 1);
+        bool setup = st->errors[0].code && st->failures == st->calls &&
+                     cf_cuda_error_is_setup((enum cf_api)a, first);
+        if (setup && cf_api_is_runtime((enum cf_api)a))
+            advice(f, "The CUDA runtime could not use the driver, so nothing could be allocated. "
+                      "Under `cudafrag run --sim` this is a program that carries NVIDIA's own "
+                      "runtime (linked with libcudart_static.a, or loading NVIDIA's libcudart.so "
+                      "through an RPATH), which the simulated device cannot serve: run it on a "
+                      "GPU, or link it against the simulated runtime. On a GPU, check that the "
+                      "driver is installed and at least as new as the runtime.");
+        else if (setup)
+            advice(f, "The driver was not usable, so nothing could be allocated: cuInit was not "
+                      "called or failed, or there is no device. Check the driver installation "
+                      "and CUDA_VISIBLE_DEVICES.");
+        else if (st->errors[0].code && cf_cuda_error_is_oom((enum cf_api)a, first))
+            advice(f, "Out of memory: the oom findings say what held the memory when the calls "
+                      "failed.");
+        else
+            advice(f, "cudafrag passed these errors to the program unchanged. An invalid value "
+                      "usually means a size, pointer or flag computed wrongly; check that the "
+                      "program handles the failure.");
+        num(f, "calls", (double)st->calls);
+        num(f, "failures", (double)st->failures);
+        if (st->errors[0].code) num(f, "first_error_code", first);
+    }
 }
 
 /* ---- all of them ---- */
@@ -738,6 +842,7 @@ int cf_findings_compute(struct cf_snap *s)
 {
     oom_rule(s, true);
     oom_rule(s, false);
+    failure_rule(s);
     alloc_rate_rule(s);
     many_sizes_rule(s);
     hot_loop_rule(s);

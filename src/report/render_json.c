@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "report/cuda_errors.h"
 #include "report/outpath.h"
 #include "report/render.h"
 
@@ -167,6 +168,7 @@ static void site_stats(struct json *j, const struct cf_snap *s, unsigned idx)
     k_u64(j, "min_size_bytes", st->min_size);
     k_u64(j, "max_size_bytes", st->max_size);
     k_u64(j, "distinct_sizes", st->distinct_sizes);
+    k_bool(j, "distinct_sizes_capped", st->distinct_sizes > CF_SITE_SIZES);
     /* A rate needs a second of activity: a shorter burst has only its span. */
     k_num(j, "rate_per_s", span >= 1.0 ? (double)st->calls / span : NAN);
     k_num(j, "active_s", span);
@@ -278,6 +280,17 @@ static void apis(struct json *j, const struct cf_snap *s)
         k_u64(j, "calls", st->calls);
         k_u64(j, "bytes", st->bytes);
         k_u64(j, "failures", st->failures);
+        open_arr(j, "errors");
+        for (int k = 0; k < CF_API_ERRORS && st->errors[k].code; k++) {
+            char num[32];
+            int code = (int)(st->errors[k].code - 1);
+            open_obj(j, NULL);
+            k_int(j, "code", code);
+            k_str(j, "name", cf_cuda_error_name((enum cf_api)a, code, num, sizeof num));
+            k_u64(j, "count", st->errors[k].count);
+            close_obj(j);
+        }
+        close_arr(j);
         k_num(j, "time_s", (double)st->ns_total / 1e9);
         close_obj(j);
     }

@@ -162,9 +162,15 @@ static void site_row(const struct cf_snap *s, unsigned idx, struct cf_buf *o)
     const struct cf_site *st = &s->sites[idx];
     char where[512];
     cf_snap_site_label(s, (int)idx, where, sizeof where);
-    cf_buf_printf(o, "  %-18s calls %-8llu peak live %-10s bytes %-10s sizes %u",
+    /* A site remembers CF_SITE_SIZES sizes; one more only says "there were more". */
+    char sizes[16];
+    if (st->distinct_sizes > CF_SITE_SIZES)
+        snprintf(sizes, sizeof sizes, ">%u", CF_SITE_SIZES);
+    else
+        snprintf(sizes, sizeof sizes, "%u", st->distinct_sizes);
+    cf_buf_printf(o, "  %-18s calls %-8llu peak live %-10s bytes %-10s sizes %s",
                   cf_api_info[st->api].name, (unsigned long long)st->calls, B(st->peak_live_bytes),
-                  B(st->bytes), st->distinct_sizes);
+                  B(st->bytes), sizes);
     /* Rate and lifetime tell a hot loop from a one-time allocation at a glance. */
     rate(st, o);
     if (st->frees > 0) cf_buf_printf(o, "  mean life %s", T(cf_site_mean_lifetime_s(st)));

@@ -16,7 +16,8 @@
 
 #define LIVE_BYTES (2u << 20)
 
-static bool stop; /* atomic: read by the churn thread */
+static bool stop;    /* atomic: read by the churn thread */
+static bool churned; /* atomic: the churn thread went through the hooks once */
 
 static void *churn(void *arg)
 {
@@ -26,6 +27,7 @@ static void *churn(void *arg)
         void *p;
         CHECK_CU(cudaMalloc(&p, 4096));
         CHECK_CU(cudaFree(p));
+        __atomic_store_n(&churned, true, __ATOMIC_RELEASE);
     }
     return NULL;
 }
@@ -139,7 +141,9 @@ int main(int argc, char **argv)
 
     pthread_t th;
     CHECK_EQ(pthread_create(&th, NULL, churn, NULL), 0);
-    usleep(20000); /* let the churn thread reach the hooks */
+    /* Its first round through the hooks, waited for rather than slept for. */
+    while (!__atomic_load_n(&churned, __ATOMIC_ACQUIRE))
+        usleep(1000);
     if (!busy) {
         __atomic_store_n(&stop, true, __ATOMIC_RELAXED);
         CHECK_EQ(pthread_join(th, NULL), 0);

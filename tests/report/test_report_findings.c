@@ -117,11 +117,31 @@ int main(void)
     CHECK_STR(t, "[medium] pool-regrow: default pool 0xabc000 on device 0 returned memory 5 "
                  "times and grew back 5 times at async_allocs (");
     CHECK_STR(t, "CU_MEMPOOL_ATTR_RELEASE_THRESHOLD");
+    /* Larger than the whole device: no word of a full device or of batch sizes. */
     CHECK_STR(t, "[high] oom: cudaMalloc of 20.0 GiB failed");
-    CHECK_STR(t, "The device was full");
+    CHECK_STR(t, "The request alone (20.0 GiB) is larger than the whole device (16.0 GiB): it "
+                 "cannot succeed however much is freed.");
+    CHECK(strstr(t, "The device was full") == NULL);
+    CHECK(strstr(t, "batch size") == NULL);
     CHECK(strstr(t, "oom-with-free-memory") == NULL);
+    /* Every cudaMalloc of the run failed: high, and the oom findings tell the rest. */
+    CHECK_STR(t, "[high] allocation-failures: 1 of 1 cudaMalloc calls failed with "
+                 "cudaErrorMemoryAllocation at main (");
+    CHECK_STR(t, "the oom findings say what held the memory");
     CHECK(strstr(t, "leak:") == NULL); /* everything was freed */
     CHECK(strstr(t, "alloc-rate") == NULL);
+    free(t);
+
+    /* One more that would have fit an empty device: both causes, in one finding. */
+    ai.requested = 2ull << 30;
+    cf_rec_alloc(&ai);
+    cf_rec.ooms[cf_rec.nooms - 1].free_bytes = 1ull << 30;
+    cf_rec.ooms[cf_rec.nooms - 1].total_bytes = 16ull << 30;
+    t = render(dir, "two-ooms", 0);
+    CHECK_STR(t, "[high] oom: 2 allocations failed; the largest: cudaMalloc of 20.0 GiB");
+    CHECK_STR(t, "The largest request (20.0 GiB) alone is larger than the whole device "
+                 "(16.0 GiB): split it");
+    CHECK_STR(t, "For the other 1 the device was full.");
     free(t);
 
     /* Leaks are findings of the final report only. */
@@ -144,6 +164,35 @@ int main(void)
 
     /* Leaks of a second site are the same finding (one per kind and cause), which
      * lists its sites with their share of the bytes. */
+    /* A runtime that cannot use its driver (NVIDIA's runtime on the simulated device)
+     * fails every call: which error, how often, and why. Mixed codes are listed. */
+    memset(&ai, 0, sizeof ai);
+    ai.api = CF_API_cudaMallocManaged;
+    ai.requested = 4096;
+    ai.result = 36; /* cudaErrorCallRequiresNewerDriver */
+    cf_rec_alloc(&ai);
+    cf_rec_alloc(&ai);
+    ai.result = 1; /* cudaErrorInvalidValue */
+    cf_rec_alloc(&ai);
+    ai.api = CF_API_cuMemAllocManaged;
+    ai.result = 3; /* CUDA_ERROR_NOT_INITIALIZED */
+    cf_rec_alloc(&ai);
+    ai.result = 0;
+    ai.addr = 0x7a0000000000ull;
+    cf_rec_alloc(&ai);
+    CHECK(cf_rec_free(CF_API_cuMemFree, ai.addr, 0)); /* the leaks below stay as they are */
+    t = render(dir, "failures", 0);
+    CHECK_STR(t, "[high] allocation-failures: 3 of 3 cudaMallocManaged calls failed: 2 with "
+                 "cudaErrorCallRequiresNewerDriver, 1 with cudaErrorInvalidValue at 3 call sites\n"
+                 "       33%  main (");
+    CHECK_STR(t, "(1 failed)\n");
+    CHECK_STR(t, "carries NVIDIA's own runtime");
+    CHECK_STR(t, "[medium] allocation-failures: 1 of 2 cuMemAllocManaged calls failed with "
+                 "CUDA_ERROR_NOT_INITIALIZED at main (");
+    /* Some calls succeeded: the driver was usable, no word of set-up problems. */
+    CHECK_STR(strstr(t, "cuMemAllocManaged calls failed"), "cudafrag passed these errors");
+    free(t);
+
     second_leak();
     t = render(dir, "two", 0);
     CHECK_STR(t, "[medium] leak: 2 device allocations (24.0 MiB) still live at exit from 2 "
@@ -160,7 +209,7 @@ int main(void)
     setenv("CUDAFRAG_TOP", "1", 1);
     cf_config_reload();
     t = render(dir, "capped", 0);
-    CHECK_STR(t, "-- findings (4) --");
+    CHECK_STR(t, "-- findings (7) --"); /* three of them allocation-failures */
     CHECK_STR(t, "       67%  second_leak (");
     CHECK_STR(t, "       33%  1 more call site (CUDAFRAG_TOP shows 1)\n");
     CHECK(strstr(t, "33%  main (") == NULL);

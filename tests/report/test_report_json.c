@@ -61,6 +61,12 @@ int main(void)
     CHECK_STR(j, "\"function\":\"fill_hot_loop\"");
     CHECK_STR(j, "\"id\":\"oom-with-free-memory\"");
     CHECK_STR(j, "\"enough_free\":true");
+    CHECK_STR(j, "\"failures\":1,\"errors\":[{\"code\":2,\"name\":\"cudaErrorMemoryAllocation\","
+                 "\"count\":1}]");
+    CHECK_STR(j, "\"id\":\"allocation-failures\",\"severity\":\"medium\"");
+    /* The many-sizes site counted its sizes up to its limit, the hot loop one exactly. */
+    CHECK_STR(j, "\"distinct_sizes\":9,\"distinct_sizes_capped\":true");
+    CHECK_STR(j, "\"distinct_sizes\":1,\"distinct_sizes_capped\":false");
     CHECK_STR(j, "\"arena_vs_native\":{\"arena\":{\"active\":");
     free(j);
 

@@ -53,12 +53,19 @@ int main(void)
     CHECK_STR(t, "hot-loop: 2000 allocations at fill_hot_loop");
     CHECK_STR(t, "many-sizes: more than 8 distinct sizes");
     CHECK_STR(t, "requested at fill_many_sizes (");
+    /* 40 sizes at one site: the row says the count is a floor, not "sizes 9". */
+    CHECK_STR(t, "sizes >8 ");
+    CHECK(strstr(t, "sizes 9") == NULL);
+    CHECK_STR(t, "sizes 1 ");
     CHECK_STR(t, "[high] oom-with-free-memory: cudaMalloc of 3.00 GiB failed");
     CHECK_STR(t, "at fill_oom_with_free_memory (");
     CHECK_STR(t,
               "leak: 40 device allocations (43.0 MiB) still live at exit from fill_many_sizes (");
-    CHECK_STR(t, "-- findings (7) --");
+    CHECK_STR(t, "-- findings (8) --");
     CHECK(strstr(t, "100%  fill_") == NULL); /* no list repeats the title's one site */
+    /* The failed call is a finding of its own, named by its error. */
+    CHECK_STR(t, "[medium] allocation-failures: 1 of 2041 cudaMalloc calls failed with "
+                 "cudaErrorMemoryAllocation at fill_oom_with_free_memory (");
     /* The exiting process names functions from the dynamic symbol table only:
      * file:line is the offline command's job (no addr2line run at exit). */
     CHECK(strstr(t, "report_fill.c:") == NULL);

@@ -9,9 +9,22 @@ trap 'rm -rf "$dir"' EXIT
 CUDAFRAG_TRACE=1 CUDAFRAG_TRACE_FLUSH_MS=20 LD_PRELOAD="$lib" CUDAFRAG_OUTPUT="$dir/r" \
     "$prog" killed 1000 >"$dir/out" 2>"$dir/err" &
 pid=$!
-for i in $(seq 100); do grep -q ready "$dir/out" && break; sleep 0.05; done
+for i in $(seq 400); do grep -q ready "$dir/out" && break; sleep 0.05; done
 grep -q ready "$dir/out" || { echo "the program did not start" >&2; kill -9 $pid; exit 1; }
-sleep 0.3 # several flush intervals
+# Killed once the trace holds every event (the flush thread writes them within
+# a few intervals; a loaded machine may take longer, so wait for it, bounded).
+flushed() {
+    "$cli" report --json "$dir/r.cftrace" 2>/dev/null | python3 -c '
+import json, sys
+s = json.load(sys.stdin)["summary"]
+sys.exit(0 if (s["allocs"], s["frees"]) == (1000, 500) else 1)'
+}
+n=0
+until flushed; do
+    n=$((n + 1))
+    [ $n -lt 400 ] || { echo "the trace never held all 1500 events" >&2; kill -9 $pid; exit 1; }
+    sleep 0.05
+done
 kill -9 $pid
 wait $pid 2>/dev/null
 [ ! -e "$dir/r.txt" ] || { echo "a killed process wrote a report?" >&2; exit 1; }
