@@ -176,6 +176,9 @@ uint64_t cf_seq_next(void);
  * new peak. */
 uint64_t cf_fp_alloc(const struct cf_alloc *a, int slot, bool *new_peak);
 uint64_t cf_fp_free(const struct cf_alloc *a, int slot, uint64_t now);
+/* With the slot locked: its device's allocation and free counts change (a free
+ * that failed gives its count back). */
+void cf_fp_count(int slot, int64_t allocs, int64_t frees);
 /* A series read from the driver: pool reserved (value = delta), graph pool
  * (value = reserved, used), arena mapped (value). Returns the event's seq. The
  * _locked form: with the device's slot locked. */

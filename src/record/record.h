@@ -195,6 +195,9 @@ struct cf_device_stats {
     uint64_t max_over;       /* largest measured - computed: memory outside our events */
     uint64_t max_under;      /* largest computed - measured: cudafrag counted too much */
     uint64_t last_sample_ns; /* rate limit of the cross-check samples */
+    /* Allocations entered into and frees taken out of this device's live set:
+     * the per-device share of total_allocs and total_frees. */
+    uint64_t allocs, frees;
 };
 
 /* The footprint series that are read from the driver rather than derived. */

@@ -225,8 +225,9 @@ bool cf_rec_sample_final(void)
     cf_rec_init();
     if (!may_call_driver()) return false;
     const struct cf_driver *drv = cf_driver();
-    int dev = cf_current_device();
-    if (dev >= 0 && dev < CF_MAX_DEVICES) sample_footprint(drv, dev);
+    /* The pools and the graph pool first: the driver gives idle chunks back at
+     * synchronizations, unseen until read, and the last cross-check sample must
+     * be held against the footprint of its own instant. */
     if (drv->cuMemPoolGetAttribute) {
         uint64_t pools[FINAL_POOLS_MAX];
         unsigned n = cf_pool_handles(pools, FINAL_POOLS_MAX);
@@ -234,5 +235,7 @@ bool cf_rec_sample_final(void)
             sample_pool(drv, pools[i], -1);
     }
     sample_graph_memory(drv);
+    int dev = cf_current_device();
+    if (dev >= 0 && dev < CF_MAX_DEVICES) sample_footprint(drv, dev);
     return true;
 }

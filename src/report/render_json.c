@@ -203,6 +203,8 @@ static void devices(struct json *j, const struct cf_snap *s)
         k_u64(j, "total_bytes", ds->total_bytes);
         k_u64(j, "live_bytes", ds->live_bytes);
         k_u64(j, "live_count", ds->live_count);
+        k_u64(j, "allocs", ds->allocs);
+        k_u64(j, "frees", ds->frees);
         k_u64(j, "peak_live_bytes", v->peak_live);
         k_num(j, "peak_live_at_s",
               ds->peak_t_ns > s->rec.start_ns ? (double)(ds->peak_t_ns - s->rec.start_ns) / 1e9
