@@ -68,7 +68,7 @@ print_versions() {
     timeout 30 nvidia-smi topo -m || true
     timeout 30 "$NVCC" --version | tail -n 2
     timeout 60 python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda,
-"nccl", ".".join(map(str, torch.cuda.nccl.version())), "gpus", torch.cuda.device_count())' ||
+"nccl", torch.cuda.nccl.version(), "gpus", torch.cuda.device_count())' ||
         echo "torch: not importable"
 }
 
@@ -85,7 +85,7 @@ selected() {
 
 row() { # NAME MODE RC SECONDS PROFILED RANKS
     printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$ROWS"
-    printf '%-18s %-18s exit %-3s %6.1fs %s\n' "$1" "$2" "$3" "$4" \
+    printf '%-22s %-14s exit %-3s %6.1fs %s\n' "$1" "$2" "$3" "$4" \
         "$(grep -h -m1 -E '^(checksum|final loss)' "$LOGS/$1.$2".*out 2>/dev/null | head -n 2 | tr '\n' ' ')"
 }
 
@@ -193,8 +193,8 @@ run_ddp_case() {
 
 # One row per run. Outputs (checksums, the losses of every step) are compared
 # with the program's first run; the counts, peaks and footprints per rank come
-# from the JSON reports; the NCCL column sums the call sites with a frame in
-# NCCL (libnccl, or a function named nccl*), which PyTorch's snapshot cannot see.
+# from the JSON reports; the NCCL figure sums the call sites with a frame in
+# NCCL (libnccl, or a function naming it), which PyTorch's snapshot cannot see.
 print_table() {
     python3 - "$ROWS" "$LOGS" "$REPORTS" <<'PY'
 import glob, json, os, re, sys
@@ -226,8 +226,10 @@ def nccl_bytes(rep):
     total, calls = 0, 0
     for s in rep.get("top_sites_by_peak", []):
         frames = (s.get("site") or {}).get("frames") or []
+        # libnccl.so.2, or NCCL linked into another library: its functions
+        # (mangled or not) still name it.
         if any("nccl" in (f.get("module") or "").lower() or
-               (f.get("function") or "").startswith("nccl") for f in frames):
+               "nccl" in (f.get("function") or "").lower() for f in frames):
             total += s.get("peak_live_bytes") or 0
             calls += s.get("calls") or 0
     return total, calls
@@ -380,7 +382,9 @@ setup_sim() {
     case $build in /*) ;; *) build="$ROOT/$build" ;; esac
     LIB="$build/src/libcudafrag.so"
     CLI="$build/src/cli/cudafrag"
-    [ -e "$LIB" ] && [ -x "$CLI" ] || die "no $LIB or $CLI (run ninja -C $build first)"
+    if [ ! -e "$LIB" ] || [ ! -x "$CLI" ]; then
+        die "no $LIB or $CLI (run ninja -C $build first)"
+    fi
     BIN_DIR=$(mktemp -d)
     trap 'rm -rf "$BIN_DIR"' EXIT
     MULTI_BINS=""
