@@ -250,7 +250,8 @@ def torch_lines(tag):
     except OSError:
         return got
     for m in re.finditer(r"^rank (\d+) device (\d+) elapsed (\S+) max_memory_allocated (\d+) "
-                         r"max_memory_reserved (\d+) device_used (\d+)", text, re.M):
+                         r"max_memory_reserved (\d+) device_used (\d+) snapshot_bytes (\d+)",
+                         text, re.M):
         got[m.group(1)] = m.groups()
     return got
 
@@ -260,8 +261,8 @@ def rank_cells(name, tag, profiled):
     files = sorted(glob.glob(os.path.join(reports, tag + "-rank*.json")))
     if profiled == "0":
         tl = torch_lines(tag)
-        return ["; ".join("r%s torch reserved %s used %s %ss" % (r, mib(int(v[4])), mib(int(v[5])),
-                                                                 v[2]) for r, v in sorted(tl.items()))
+        return ["; ".join("r%s torch reserved %s snapshot %s device used %s %ss" % (
+            r, mib(int(v[4])), mib(int(v[6])), mib(int(v[5])), v[2]) for r, v in sorted(tl.items()))
                 or "-"]
     if not files:
         return ["no report"]
@@ -292,7 +293,8 @@ def rank_cells(name, tag, profiled):
         if name == "ddp":
             parts.append("NCCL %s in %d calls" % (mib(nb), nc))
             if rank in tl:
-                parts.append("torch reserved %s %ss" % (mib(int(tl[rank][4])), tl[rank][2]))
+                parts.append("torch reserved %s snapshot %s %ss" % (
+                    mib(int(tl[rank][4])), mib(int(tl[rank][6])), tl[rank][2]))
         a = r.get("arena_vs_native", {}).get("arena", {})
         if a.get("active"):
             parts.append("arena served %s" % a.get("allocs_served"))

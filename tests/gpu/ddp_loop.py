@@ -15,8 +15,9 @@ Rank 0 prints "step N loss X" per step (the loss averaged over ranks), then
 "final loss X" and "checksum H" (SHA-256 of every parameter after training,
 which DDP keeps identical on all ranks). Every rank prints one line of its own
 figures: "rank R device D elapsed S max_memory_allocated A max_memory_reserved B
-device_used U", where U is cudaMemGetInfo's used bytes at the end (the context,
-NCCL's buffers and the allocator's reserve together).
+device_used U snapshot_bytes N", where U is cudaMemGetInfo's used bytes at the
+end (the context, NCCL's buffers and the allocator's reserve together) and N the
+bytes of the segments torch.cuda.memory_snapshot() lists for the device.
 """
 import argparse
 import hashlib
@@ -132,10 +133,13 @@ def main():
 
     total = checksum(model.module.parameters())
     free, cap = torch.cuda.mem_get_info(dev)
+    # What PyTorch's memory snapshot can see: its allocator's segments, never
+    # NCCL's buffers.
+    snap = sum(s["total_size"] for s in torch.cuda.memory_snapshot() if s["device"] == local)
     print(f"rank {rank} device {local} elapsed {elapsed:.3f} "
           f"max_memory_allocated {torch.cuda.max_memory_allocated(dev)} "
           f"max_memory_reserved {torch.cuda.max_memory_reserved(dev)} "
-          f"device_used {cap - free}", flush=True)
+          f"device_used {cap - free} snapshot_bytes {snap}", flush=True)
     dist.barrier()
     if rank == 0:
         print(f"final loss {avg!r}")
