@@ -262,6 +262,29 @@ static uint64_t fnv1a(const unsigned char *p, size_t len)
     return h;
 }
 
+/* The payload: byte i is i * mul + add + (i >> shift), truncated. */
+static unsigned char pattern(size_t i, unsigned mul, unsigned add, unsigned shift)
+{
+    return (unsigned char)(i * mul + add + (i >> shift));
+}
+
+static void fill(unsigned char *host, unsigned mul, unsigned add, unsigned shift)
+{
+    for (size_t i = 0; i < PAYLOAD; i++)
+        host[i] = pattern(i, mul, add, shift);
+}
+
+/* The data came back whole from its trip through the devices. */
+static void expect_data(const unsigned char *host, unsigned mul, unsigned add, unsigned shift)
+{
+    for (size_t i = 0; i < PAYLOAD; i++)
+        if (host[i] != pattern(i, mul, add, shift)) {
+            fprintf(stderr, "multi_gpu: byte %zu came back as %u, want %u\n", i, host[i],
+                    pattern(i, mul, add, shift));
+            exit(1);
+        }
+}
+
 static void print_meminfo(const struct device_mem *m)
 {
     size_t used = used_now(m->device);
@@ -271,11 +294,11 @@ static void print_meminfo(const struct device_mem *m)
 
 /* Host -> device 0 -> (peer) device 1 -> device 1's pool -> device 0's
  * NCCL-like buffer (mapped for device 1 too) -> (peer, async) device 1's
- * NCCL-like buffer -> device 0's pool -> host, each hop at a different offset. */
+ * NCCL-like buffer -> device 0's pool -> host, each hop at a different offset; the data
+ * must come back unchanged. */
 static uint64_t move_data(struct device_mem *m, unsigned char *host)
 {
-    for (size_t i = 0; i < PAYLOAD; i++)
-        host[i] = (unsigned char)(i * 7 + (i >> 11));
+    fill(host, 7, 0, 11);
     void *v0 = (void *)(uintptr_t)m[0].vmm.ptr, *v1 = (void *)(uintptr_t)m[1].vmm.ptr;
     use_device(0);
     RT_OK(cudaMemcpy(m[0].raw, host, PAYLOAD, cudaMemcpyHostToDevice));
@@ -291,14 +314,14 @@ static uint64_t move_data(struct device_mem *m, unsigned char *host)
     RT_OK(cudaStreamSynchronize(m[0].stream));
     memset(host, 0, PAYLOAD);
     RT_OK(cudaMemcpy(host, m[0].pooled, PAYLOAD, cudaMemcpyDeviceToHost));
+    expect_data(host, 7, 0, 11);
     return fnv1a(host, PAYLOAD);
 }
 
 /* One device: host -> raw -> pool -> NCCL-like buffer -> host. */
 static uint64_t move_data_one(struct device_mem *m, unsigned char *host)
 {
-    for (size_t i = 0; i < PAYLOAD; i++)
-        host[i] = (unsigned char)(i * 13 + m->device + (i >> 9));
+    fill(host, 13, (unsigned)m->device, 9);
     void *v = (void *)(uintptr_t)m->vmm.ptr;
     use_device(m->device);
     RT_OK(cudaMemcpy(m->raw, host, PAYLOAD, cudaMemcpyHostToDevice));
@@ -308,6 +331,7 @@ static uint64_t move_data_one(struct device_mem *m, unsigned char *host)
     RT_OK(cudaStreamSynchronize(m->stream));
     memset(host, 0, PAYLOAD);
     RT_OK(cudaMemcpy(host, (char *)v + 1024, PAYLOAD, cudaMemcpyDeviceToHost));
+    expect_data(host, 13, (unsigned)m->device, 9);
     return fnv1a(host, PAYLOAD);
 }
 
