@@ -177,7 +177,11 @@ struct cf_device_stats {
     uint64_t requested_live, granted_live; /* for internal (rounding) waste */
     uint64_t peak_requested, peak_granted;
     uint64_t raw_live, pool_live, arena_live; /* live bytes behind raw pages, pools, arena */
-    uint64_t raw_bytes;      /* 2 MiB pages touched by live cudaMalloc/cuMemAlloc ranges */
+    uint64_t raw_bytes; /* 2 MiB pages touched by live cudaMalloc/cuMemAlloc ranges */
+    /* Allocations entered into and frees taken out of this device's live set:
+     * the per-device share of total_allocs and total_frees. */
+    uint64_t allocs, frees;
+    /* The rest of the footprint's parts: read together when one of them changes. */
     uint64_t pool_reserved;  /* stream-ordered pools, read from their attributes */
     uint64_t graph_reserved; /* the graph memory pool, read after graph launches */
     uint64_t graph_used;     /* graph allocations in use (counted in live_bytes) */
@@ -195,9 +199,6 @@ struct cf_device_stats {
     uint64_t max_over;       /* largest measured - computed: memory outside our events */
     uint64_t max_under;      /* largest computed - measured: cudafrag counted too much */
     uint64_t last_sample_ns; /* rate limit of the cross-check samples */
-    /* Allocations entered into and frees taken out of this device's live set:
-     * the per-device share of total_allocs and total_frees. */
-    uint64_t allocs, frees;
 };
 
 /* The footprint series that are read from the driver rather than derived. */
