@@ -6,7 +6,7 @@
 #   scripts/gpu-check-multi.sh --prepare [BUILD_DIR]
 #       On the build machine: scripts/gpu-check.sh --prepare (libcudafrag.so, the
 #       cudafrag command and what they load, into .gpu/), plus tests/gpu/multi_gpu.cu
-#       compiled with nvcc (static and shared cudart).
+#       compiled with nvcc (static and shared cudart) and tests/gpu/peer_kernel.cu.
 #   scripts/gpu-check-multi.sh [--only REGEX] [--steps N]
 #       On the two-GPU machine, from the repository root holding .gpu/. Results go to
 #       $OUT (default $TMPDIR/cudafrag-gpu-check-multi): table.txt, log.txt and
@@ -46,12 +46,15 @@ compile_multi_gpu() {
     "$NVCC" -arch=sm_90 -O2 -o "$out/multi_gpu" "$src" -ldl || die "nvcc failed"
     "$NVCC" -arch=sm_90 -O2 -cudart shared -o "$out/multi_gpu_shared" "$src" -ldl ||
         die "nvcc failed"
+    # Kernels reading the other GPU's cudaMalloc memory: real GPUs only.
+    "$NVCC" -arch=sm_90 -O2 -o "$out/peer_kernel" "$ROOT/tests/gpu/peer_kernel.cu" ||
+        die "nvcc failed"
 }
 
 prepare() {
     "$ROOT/scripts/gpu-check.sh" --prepare "${1:-build}" || die "gpu-check.sh --prepare failed"
     compile_multi_gpu "$GPU_DIR"
-    ls -l "$GPU_DIR/multi_gpu" "$GPU_DIR/multi_gpu_shared"
+    ls -l "$GPU_DIR/multi_gpu" "$GPU_DIR/multi_gpu_shared" "$GPU_DIR/peer_kernel"
     echo "gpu-check-multi: .gpu ready ($(du -sk "$GPU_DIR" | cut -f1) KiB)"
 }
 
@@ -158,6 +161,14 @@ run_cuda_c() {
         run_ranks "$b-ranks" cudafrag 1 -- "$prog" rank
         run_ranks "$b-ranks" arena 1 CUDAFRAG_ARENA=1 CUDAFRAG_ARENA_ASYNC=1 -- "$prog" rank
     done
+    # Peer access to cudaMalloc memory from kernels: does the arena keep it working?
+    if [ -x "$BIN_DIR/peer_kernel" ]; then
+        run_one peer_kernel native 0 -- "$BIN_DIR/peer_kernel"
+        run_one peer_kernel cudafrag 1 -- "$BIN_DIR/peer_kernel"
+        run_one peer_kernel arena 1 CUDAFRAG_ARENA=1 -- "$BIN_DIR/peer_kernel"
+    else
+        echo "peer_kernel: skipped (real GPUs only)"
+    fi
 }
 
 # torchrun starts the ranks: preloaded into torchrun, cudafrag follows it into
