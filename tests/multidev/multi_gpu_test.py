@@ -132,17 +132,20 @@ def check_device(rep, sim, dev, arena, what):
 
 
 def check_vmm_site(rep, devices, what):
-    """The NCCL-like buffers: one call site, shown at nccl_like_alloc, holding
-    exactly their bytes; no other site holds VMM memory."""
+    """The NCCL-like buffers: call sites of their own, shown at nccl_like_alloc,
+    holding exactly their bytes; no other site holds VMM memory. (One site, or
+    one per device where the compiler unrolled the loop over the devices: each
+    call then has its own return address.)"""
     by_fn = sites_by_function(rep)
     sites = by_fn.get("nccl_like_alloc", [])
-    expect(f"{what}: call sites shown at nccl_like_alloc", len(sites), 1)
+    expect(f"{what}: call sites shown at nccl_like_alloc", 1 <= len(sites) <= len(devices), True)
     want = sum(device_plan(d)["vmm"][0] for d in devices)
     for s in sites:
         expect(f"{what}: nccl_like_alloc site api", (s.get("site") or {}).get("api"), "cuMemCreate")
-        expect(f"{what}: nccl_like_alloc calls", s.get("calls"), len(devices))
-        expect(f"{what}: nccl_like_alloc bytes", s.get("bytes"), want)
-        expect(f"{what}: nccl_like_alloc peak_live_bytes", s.get("peak_live_bytes"), want)
+    total = lambda k: sum(s.get(k) or 0 for s in sites)
+    expect(f"{what}: nccl_like_alloc calls", total("calls"), len(devices))
+    expect(f"{what}: nccl_like_alloc bytes", total("bytes"), want)
+    expect(f"{what}: nccl_like_alloc peak_live_bytes", total("peak_live_bytes"), want)
     others = [fn for fn, ss in by_fn.items() if fn != "nccl_like_alloc"
               for s in ss if (s.get("site") or {}).get("api") == "cuMemCreate"]
     expect(f"{what}: other cuMemCreate sites", others, [])
