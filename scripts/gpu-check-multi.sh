@@ -199,7 +199,34 @@ run_ddp_case() {
     timeout "$STEP_TIMEOUT" env "${envs[@]}" "$@" >"$LOGS/$tag.out" 2>"$LOGS/$tag.err"
     rc=$?
     row ddp "$mode" "$rc" "$(secs "$t0" "$(now)")" "$profiled" 2
-    [ "$profiled" = 1 ] && merge_ranks "$tag"
+    if [ "$profiled" = 1 ]; then
+        merge_ranks "$tag"
+        nccl_sites "$tag" | tee "$REPORTS/$tag.nccl.txt"
+    fi
+}
+
+# NCCL's call sites in each rank's report: what PyTorch's snapshot does not list.
+nccl_sites() {
+    python3 - "$REPORTS" "$1" <<'PY'
+import glob, json, os, sys
+
+reports, tag = sys.argv[1:3]
+for f in sorted(glob.glob(os.path.join(reports, tag + "-rank*.json"))):
+    try:
+        r = json.load(open(f))
+    except (OSError, ValueError) as e:
+        print("%s: %s" % (os.path.basename(f), e))
+        continue
+    rank = r.get("program", {}).get("rank", "?")
+    for s in r.get("top_sites_by_peak", []):
+        site = s.get("site") or {}
+        frames = site.get("frames") or []
+        if any("nccl" in (x.get("module") or "").lower() or
+               "nccl" in (x.get("function") or "").lower() for x in frames):
+            print("  rank %s NCCL site: %-14s calls %-5d peak live %8.1f MiB  %s" % (
+                rank, site.get("api"), s.get("calls") or 0,
+                (s.get("peak_live_bytes") or 0) / 1048576.0, site.get("label")))
+PY
 }
 
 # One row per run. Outputs (checksums, the losses of every step) are compared
