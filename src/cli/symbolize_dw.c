@@ -24,7 +24,7 @@ struct cf_dw_module {
     Dwfl *dwfl; /* NULL: the file could not be read (said once) */
     Dwfl_Module *mod;
     char build_id[2 * 64 + 1]; /* hex; "" when the file has none */
-    bool stale;   /* its build-id differs from the traced one */
+    bool stale;                /* its build-id differs from the traced one */
     char traced_id[2 * 64 + 1];
     bool missing; /* the file does not exist here */
 };
