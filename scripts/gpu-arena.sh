@@ -120,6 +120,6 @@ run_c() {
 } 2>&1 | tee "$OUT/log.txt"
 
 cat "$OUT/table.txt"
-tar czf "$OUT/reports.tgz" -C "$WORK" reports logs rows.tsv --exclude='*.cftrace'
+tar czf "$OUT/reports.tgz" --exclude='*.cftrace' -C "$WORK" reports logs rows.tsv
 ls -l "$OUT"
 rm -rf "$WORK"
