@@ -14,6 +14,7 @@
 #
 # Configurations of the PyTorch workloads:
 #   caching      PyTorch's default caching allocator      held = max reserved
+#   again        the same, a second time (run-to-run spread; not in the default set)
 #   expandable   expandable_segments:True                 held = max reserved
 #   async        backend:cudaMallocAsync                  held = max reserved
 #   raw          no caching, cudaMalloc per tensor, profiled with the trace on:
@@ -97,6 +98,8 @@ run_torch() {
         esac
     fi
     run_one "$w" caching 0 -- python3 "${script[@]}"
+    # The caching run again: the run-to-run spread of a workload's output and time.
+    run_one "$w" again 0 -- python3 "${script[@]}"
     run_one "$w" expandable 0 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True -- \
         python3 "${script[@]}"
     run_one "$w" async 0 PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync -- python3 "${script[@]}"
