@@ -4,6 +4,7 @@
  * without libcudafrag.so and requires identical output. With "count" it also
  * checks what cudafrag counted. */
 #include "intercept.h"
+#include "cuda_setup.h"
 
 #include <cuda.h>
 #include <errno.h>
@@ -110,12 +111,7 @@ static void check_counts(void)
 int main(int argc, char **argv)
 {
     count = argc > 1 && strcmp(argv[1], "count") == 0;
-    CUdevice dev;
-    CUcontext ctx;
-    CHECK_CU(cuInit(0));
-    CHECK_CU(cuDeviceGet(&dev, 0));
-    CHECK_CU(cuDevicePrimaryCtxRetain(&ctx, dev));
-    CHECK_CU(cuCtxSetCurrent(ctx));
+    cf_test_primary_context(0);
     device_memory();
     vmm();
     if (count) check_counts();

@@ -6,6 +6,7 @@
 #include <cuda.h>
 
 #include "check.h"
+#include "cuda_setup.h"
 #include "record/internal.h"
 
 #define MiB (1ull << 20)
@@ -156,12 +157,7 @@ static void check_final_sample(void)
 
 int main(void)
 {
-    CUdevice dev;
-    CUcontext ctx;
-    CHECK_CU(cuInit(0));
-    CHECK_CU(cuDeviceGet(&dev, 0));
-    CHECK_CU(cuDevicePrimaryCtxRetain(&ctx, dev));
-    CHECK_CU(cuCtxSetCurrent(ctx));
+    cf_test_primary_context(0);
     CHECK_CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
     CHECK_CU(cuStreamCreate(&capturing, CU_STREAM_NON_BLOCKING));
     check_footprint();
