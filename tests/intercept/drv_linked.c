@@ -14,18 +14,14 @@
 static CUdeviceptr base;
 static bool count;
 
-typedef long long (*live_bytes_fn)(int);
-
 /* Live device bytes cudafrag records, checked only in the counting run. */
 static void check_live(long long at_least, long long at_most)
 {
     if (!count) return;
-    live_bytes_fn live = (live_bytes_fn)dlsym(RTLD_DEFAULT, "cudafrag_live_bytes");
-    CHECK(live != NULL);
-    CHECK_GE(live(0), at_least);
-    CHECK_LE(live(0), at_most);
-    CHECK_EQ(live(-1), -1);
-    CHECK_EQ(live(1 << 20), -1);
+    CHECK_GE(live_bytes(0), at_least);
+    CHECK_LE(live_bytes(0), at_most);
+    CHECK_EQ(live_bytes(-1), -1);
+    CHECK_EQ(live_bytes(1 << 20), -1);
 }
 
 static long long rel(CUdeviceptr p)
