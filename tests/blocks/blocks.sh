@@ -61,6 +61,9 @@ capture() {
     "$cudafrag" report --json blocks.cftrace >replayed.json || fail "cudafrag report --json"
     [ "$(json replayed.json "'$switch' in j['block_capture']")" = True ] ||
         fail "cudafrag report --json TRACE: no block_capture"
+    "$cudafrag" report --html blocks.html blocks.cftrace || fail "cudafrag report --html"
+    grep -q "framework caches bypassed (cudafrag run --blocks): .*$switch" blocks.html ||
+        fail "the HTML report does not name it"
     "$cudafrag" replay blocks.cftrace >whatif.txt || fail "cudafrag replay"
     grep -q "^blocks: .*$switch" whatif.txt || fail "cudafrag replay does not name it"
     "$cudafrag" replay --json blocks.cftrace >whatif.json || fail "cudafrag replay --json"
