@@ -88,34 +88,39 @@ static void pytorch_caching_settings_moot(struct cf_blocks *b)
     }
 }
 
+/* The cudaMallocAsync backend allocates every tensor with cudaMallocAsync already
+ * and does not read the no-caching switch: kept, recorded, said. */
+static void pytorch_async_backend(struct cf_blocks *b, const char *var, const char *conf,
+                                  char *kept, size_t keptn)
+{
+    char v[512];
+    append(kept, keptn, ", ", "%s=%s", var, conf);
+    append(b->record, sizeof b->record, "; ", "%s=%s (user's)", var, item_value(conf, v, sizeof v));
+    append(b->notes, sizeof b->notes, "\n",
+           "PyTorch: your %s picks the cudaMallocAsync backend, which already allocates each "
+           "tensor from the driver's pool (the arena does not serve them); %s only acts on "
+           "the native allocator",
+           var, PT_NO_CACHE);
+}
+
 static void pytorch(struct cf_blocks *b, char *set, size_t setn, char *kept, size_t keptn)
 {
     char v[512];
     const char *var, *async = pt_async_backend(&var);
     const char *mine = getenv(PT_NO_CACHE);
+    if (async) pytorch_async_backend(b, var, async, kept, keptn);
     if (mine) {
         append(kept, keptn, ", ", "%s=%s", PT_NO_CACHE, mine);
         append(b->record, sizeof b->record, "; ", "%s=%s (user's)", PT_NO_CACHE,
                item_value(mine, v, sizeof v));
-        if (strcmp(mine, "1") != 0)
+        if (strcmp(mine, "1") != 0 && !async)
             append(b->notes, sizeof b->notes, "\n",
                    "PyTorch: with your %s=%s its caching allocator stays on: cudafrag sees its "
                    "segments, not its tensors",
                    PT_NO_CACHE, mine);
         else if (!async)
             pytorch_caching_settings_moot(b);
-    } else if (async) {
-        /* That backend allocates every tensor with cudaMallocAsync already and
-         * does not read the no-caching switch. */
-        append(kept, keptn, ", ", "%s=%s", var, async);
-        append(b->record, sizeof b->record, "; ", "%s=%s (user's)", var,
-               item_value(async, v, sizeof v));
-        append(b->notes, sizeof b->notes, "\n",
-               "PyTorch: your %s picks the cudaMallocAsync backend, which already allocates "
-               "each tensor from the driver's pool (the arena does not serve them); %s, which "
-               "only the native allocator reads, is not set",
-               var, PT_NO_CACHE);
-    } else {
+    } else if (!async) {
         setenv(PT_NO_CACHE, "1", 1);
         append(set, setn, ", ", "%s=1", PT_NO_CACHE);
         append(b->record, sizeof b->record, "; ", "%s=1", PT_NO_CACHE);

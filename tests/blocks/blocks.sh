@@ -117,6 +117,12 @@ user-settings)
     [ "$out" = "unset backend:cudaMallocAsync" ] || fail "async backend: $out"
     grep -q "note: PyTorch: your PYTORCH_CUDA_ALLOC_CONF picks the cudaMallocAsync backend" err ||
         fail "no note on the async backend: $(cat err)"
+    both=$(PYTORCH_NO_CUDA_MEMORY_CACHING=1 PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync \
+           "$cudafrag" run --blocks -- printenv CUDAFRAG_BLOCKS 2>/dev/null)
+    case $both in
+    "PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync (user's); PYTORCH_NO_CUDA_MEMORY_CACHING=1 (user's); "*) ;;
+    *) fail "both PyTorch settings: $both";;
+    esac
     # Caching-allocator settings and XLA pool settings made moot are said so.
     PYTORCH_ALLOC_CONF=expandable_segments:True XLA_PYTHON_CLIENT_PREALLOCATE=false \
         "$cudafrag" run --blocks -- printenv PYTORCH_ALLOC_CONF XLA_PYTHON_CLIENT_PREALLOCATE \
