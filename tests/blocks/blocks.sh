@@ -154,9 +154,15 @@ cupy)
         fail "the arena did not serve the arrays"
     [ "$(json raw.json "'cupy.cuda.set_allocator(None) at import' in j['block_capture']")" = True ] ||
         fail "block_capture: $(json raw.json "j['block_capture']")"
-    # A program without CuPy: the hook does nothing and says nothing.
+    # A program without CuPy, one that tries to import it where there is none: the
+    # hook does nothing and says nothing.
     "$cudafrag" run --blocks -- python3 -c 'print("fine")' >plain.out 2>plain.err || fail "plain"
     [ "$(cat plain.out)" = fine ] && ! grep -q "pools are off" plain.err || fail "hook in a program without CuPy"
+    printf 'try:\n    import cupy\nexcept ImportError:\n    print("no cupy")\n' >optional.py
+    env -u PYTHONPATH "$cudafrag" run --blocks -- python3 optional.py >opt.out 2>opt.err ||
+        fail "optional import: status $?"
+    [ "$(cat opt.out)" = "no cupy" ] || fail "optional import: $(cat opt.out)"
+    [ "$(grep -c '^cudafrag' opt.err)" = 1 ] || fail "the hook spoke without CuPy: $(cat opt.err)"
     ;;
 cupy-chain)
     # The user's own sitecustomize, which the hook shadows, still runs, once.

@@ -41,18 +41,23 @@ class _AfterCupyImport:
             sys.meta_path.remove(self)
         except ValueError:
             pass
-        # The other finders, as the import would have asked them.
-        spec = importlib.util.find_spec(name)
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+        try:
+            # The other finders, as the import would have asked them.
+            spec = importlib.util.find_spec(name)
+            if spec is None:  # no CuPy here: the import fails as it would have
+                return None
+            run = spec.loader.exec_module
+
+            def exec_module(module):
+                run(module)
+                _pools_off(module)
+
+            spec.loader.exec_module = exec_module
             return spec
-        run = spec.loader.exec_module
-
-        def exec_module(module):
-            run(module)
-            _pools_off(module)
-
-        spec.loader.exec_module = exec_module
-        return spec
+        except Exception as e:  # the import goes on without the hook
+            _say("could not hook `import cupy` (%s: %s); CuPy's pools stay on: call "
+                 "cupy.cuda.set_allocator(None) in the program" % (type(e).__name__, e))
+            return None
 
 
 def _chain_shadowed_sitecustomize():
