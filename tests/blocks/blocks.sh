@@ -55,6 +55,9 @@ capture() {
     [ "$(json blocks.json "'$switch' in j['block_capture']")" = True ] ||
         fail "JSON block_capture: $(json blocks.json "j['block_capture']")"
     grep -q "^blocks  .*$switch" blocks.txt || fail "no blocks line in the report header"
+    # The allocation rate is of --blocks' making, and the finding says so.
+    [ "$(json blocks.json "any(f['id'] == 'alloc-rate' and 'cudafrag run --blocks' in f['advice'] for f in j['findings'])")" = True ] ||
+        fail "the alloc-rate finding does not mention --blocks"
     # The trace carries it: the report from the trace and the replay say it too.
     "$cudafrag" report blocks.cftrace >replayed.txt || fail "cudafrag report"
     grep -q "^blocks  .*$switch" replayed.txt || fail "cudafrag report TRACE does not name it"
