@@ -6,11 +6,12 @@
 # replay name the switches.
 set -u
 cudafrag=$1 fake=$2 src=$3 case=$4
-fail() { echo "FAIL ($case): $*" >&2; exit 1; }
+. "$(dirname "$0")/../lib.sh"
+t_case=$case
 abs() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
 cudafrag=$(abs "$cudafrag") fake=$(abs "$fake")
-work=$(mktemp -d) || exit 1
-trap 'rm -rf "$work"' EXIT
+scratch
+work=$dir
 cd "$work" || exit 1
 # A clean slate: none of the switches comes from the environment running the test.
 unset PYTORCH_NO_CUDA_MEMORY_CACHING PYTORCH_CUDA_ALLOC_CONF PYTORCH_ALLOC_CONF \
@@ -33,6 +34,7 @@ run_fake() {
 # with it, every tensor, each served by the arena; everything names the switch.
 capture() {
     mode=$1 api=$2 switch=$3
+    need python3
     run_fake "$mode" cached
     grep -q "^$mode cached tensors 240 driver-allocations 1\$" cached.out ||
         fail "without --blocks: $(cat cached.out)"
@@ -140,7 +142,7 @@ torch)
 jax)
     capture jax cuMemAlloc XLA_PYTHON_CLIENT_ALLOCATOR=platform;;
 cupy)
-    command -v python3 >/dev/null || { echo "no python3: skipped"; exit 77; }
+    need python3
     export PYTHONPATH="$src/fakecupy"
     "$cudafrag" run --sim --output pool -- python3 "$src/cupy_app.py" >pool.out 2>pool.err ||
         fail "without --blocks: status $? $(cat pool.err)"
@@ -169,7 +171,7 @@ cupy)
     ;;
 cupy-chain)
     # The user's own sitecustomize, which the hook shadows, still runs, once.
-    command -v python3 >/dev/null || { echo "no python3: skipped"; exit 77; }
+    need python3
     mkdir mine
     echo 'print("user sitecustomize ran")' >mine/sitecustomize.py
     out=$(PYTHONPATH="$work/mine:$src/fakecupy" "$cudafrag" run --sim --blocks -- \

@@ -5,9 +5,9 @@
 # a pool never uses more than it reserves.
 set -u
 probe=$1
-fail() { echo "FAIL (probe): $*" >&2; exit 1; }
-out=$(mktemp) || exit 1
-trap 'rm -f "$out"' EXIT
+. "$(dirname "$0")/../lib.sh"
+scratch
+out=$dir/probe.csv
 "$probe" >"$out" || fail "status $?"
 head -1 "$out" | grep -q '^# device 0: .*memory pools yes$' || fail "no device line: $(head -1 "$out")"
 sed -n 2p "$out" | grep -qx 'scenario,step,op,stream,bytes,arg,result,address,offset,reserved_current,reserved_high,used_current,used_high' ||
