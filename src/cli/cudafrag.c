@@ -271,7 +271,7 @@ static const char *cupy_hook_dir(char *out, size_t n)
     if (!exists(cand)) snprintf(cand, sizeof cand, "%s/sitecustomize.py", CUDAFRAG_PYDIR);
     if (!exists(cand) || realpath(cand, real) == NULL) return NULL;
     *strrchr(real, '/') = '\0';
-    listable(real, PRELOAD_SEPARATORS, "PYTHONPATH", out, n);
+    listable(real, ":", "PYTHONPATH", out, n); /* Python splits it at colons only */
     return out;
 }
 
