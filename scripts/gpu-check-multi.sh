@@ -75,10 +75,13 @@ print_versions() {
         echo "torch: not importable"
 }
 
-# profile_env TAG MODE: the variables of a profiled run (the rank goes in the name).
+# profile_env TAG PROFILED: the variables of a profiled run (the rank goes in the
+# name). PROFILED=1 preloads the library; PROFILED=cli leaves that to the cudafrag
+# command the run starts with.
 profile_env() {
     PENV=("CUDAFRAG_OUTPUT=$REPORTS/$1-rank%r-%p" "CUDAFRAG_STDERR=0" "CUDAFRAG_TRACE=1"
-        "CUDAFRAG_TOP=100" "LD_PRELOAD=$LIB")
+        "CUDAFRAG_TOP=100")
+    [ "$2" = 1 ] && PENV+=("LD_PRELOAD=$LIB")
 }
 
 selected() {
@@ -104,7 +107,7 @@ run_one() {
     shift
     selected "$name.$mode" || return 0
     local tag="$name.$mode" t0 rc
-    if [ "$profiled" = 1 ]; then profile_env "$tag"; envs+=("${PENV[@]}"); fi
+    if [ "$profiled" != 0 ]; then profile_env "$tag" "$profiled"; envs+=("${PENV[@]}"); fi
     t0=$(now)
     timeout "$STEP_TIMEOUT" env "${envs[@]}" "$@" >"$LOGS/$tag.out" 2>"$LOGS/$tag.err"
     rc=$?
@@ -121,7 +124,7 @@ run_ranks() {
     shift
     selected "$name.$mode" || return 0
     local tag="$name.$mode" t0 rc=0 r s pids=()
-    if [ "$profiled" = 1 ]; then profile_env "$tag"; envs+=("${PENV[@]}"); fi
+    if [ "$profiled" != 0 ]; then profile_env "$tag" "$profiled"; envs+=("${PENV[@]}"); fi
     t0=$(now)
     for r in 0 1; do
         timeout "$STEP_TIMEOUT" env "${envs[@]}" RANK=$r LOCAL_RANK=$r WORLD_SIZE=2 \
@@ -134,7 +137,7 @@ run_ranks() {
         [ "$s" -gt "$rc" ] && rc=$s
     done
     row "$name" "$mode" "$rc" "$(secs "$t0" "$(now)")" "$profiled" 2
-    [ "$profiled" = 1 ] && merge_ranks "$tag"
+    [ "$profiled" != 0 ] && merge_ranks "$tag"
 }
 
 # The reports of a job's ranks, merged: text and JSON next to the reports.
@@ -157,6 +160,8 @@ run_cuda_c() {
         run_one "$b" native 0 -- "$prog" all
         run_one "$b" cudafrag 1 -- "$prog" all
         run_one "$b" arena 1 CUDAFRAG_ARENA=1 CUDAFRAG_ARENA_ASYNC=1 -- "$prog" all
+        # The cudafrag command preloads the library itself.
+        run_one "$b" cli cli -- "$CLI" run -- "$prog" all
         run_ranks "$b-ranks" native 0 -- "$prog" rank
         run_ranks "$b-ranks" cudafrag 1 -- "$prog" rank
         run_ranks "$b-ranks" arena 1 CUDAFRAG_ARENA=1 CUDAFRAG_ARENA_ASYNC=1 -- "$prog" rank
@@ -179,11 +184,11 @@ run_ddp() {
     local launch=(python3 -m torch.distributed.run --standalone --nproc_per_node=2)
     run_ddp_case caching 0 -- "${launch[@]}" "$t" "$steps"
     run_ddp_case caching+cf 1 -- "${launch[@]}" "$t" "$steps"
-    run_ddp_case blocks 0 PYTORCH_NO_CUDA_MEMORY_CACHING=1 -- "${launch[@]}" "$t" "$steps"
-    # --blocks: the framework's own tensors, served from cudafrag's arena.
-    run_ddp_case blocks+arena 1 PYTORCH_NO_CUDA_MEMORY_CACHING=1 CUDAFRAG_ARENA=1 -- \
-        "${launch[@]}" "$t" "$steps"
-    run_ddp_case blocks+cf 1 PYTORCH_NO_CUDA_MEMORY_CACHING=1 -- "${launch[@]}" "$t" "$steps"
+    run_ddp_case no-cache 0 PYTORCH_NO_CUDA_MEMORY_CACHING=1 -- "${launch[@]}" "$t" "$steps"
+    run_ddp_case no-cache+cf 1 PYTORCH_NO_CUDA_MEMORY_CACHING=1 -- "${launch[@]}" "$t" "$steps"
+    # Block-level capture: `cudafrag run --blocks` turns the caching allocator off
+    # (PYTORCH_NO_CUDA_MEMORY_CACHING=1) and serves every tensor from the arena.
+    run_ddp_case blocks cli -- "$CLI" run --blocks -- "${launch[@]}" "$t" "$steps"
 }
 
 run_ddp_case() {
@@ -194,12 +199,12 @@ run_ddp_case() {
     shift
     selected "ddp.$mode" || return 0
     local tag="ddp.$mode" t0 rc
-    if [ "$profiled" = 1 ]; then profile_env "$tag"; envs+=("${PENV[@]}"); fi
+    if [ "$profiled" != 0 ]; then profile_env "$tag" "$profiled"; envs+=("${PENV[@]}"); fi
     t0=$(now)
     timeout "$STEP_TIMEOUT" env "${envs[@]}" "$@" >"$LOGS/$tag.out" 2>"$LOGS/$tag.err"
     rc=$?
     row ddp "$mode" "$rc" "$(secs "$t0" "$(now)")" "$profiled" 2
-    if [ "$profiled" = 1 ]; then
+    if [ "$profiled" != 0 ]; then
         merge_ranks "$tag"
         nccl_sites "$tag" | tee "$REPORTS/$tag.nccl.txt"
     fi

@@ -23,6 +23,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+import cftest  # noqa: E402
+
 MIB = 1024 * 1024
 KIB = 1024
 
@@ -93,8 +96,7 @@ def sites_by_function(rep):
 def check_device(rep, sim, dev, arena, what):
     """One device of one report against the plan and the simulated device."""
     plan = device_plan(dev)
-    devs = {d.get("device"): d for d in rep.get("devices", [])}
-    d = devs.get(dev, {})
+    d = cftest.by_device(rep.get("devices", [])).get(dev, {})
     s = sim.get(dev, {})
     expect(f"{what}: device {dev} peak_live_bytes", d.get("peak_live_bytes"), plan["live_peak"])
     expect(f"{what}: device {dev} live_bytes at exit", d.get("live_bytes"), 0)
@@ -163,7 +165,7 @@ def check_arena(rep, devices, what):
     served = sum(len(device_plan(d)["raw"]) + len(device_plan(d)["pooled"]) for d in devices)
     expect(f"{what}: arena allocs_served", a.get("allocs_served"), served)
     expect(f"{what}: arena frees_served", a.get("frees_served"), served)
-    devs = {d.get("device"): d for d in rep.get("devices", [])}
+    devs = cftest.by_device(rep.get("devices", []))
     per_device = sum((devs.get(dev, {}).get("footprint_now", {}).get("arena_mapped_bytes") or 0)
                      for dev in devices)
     expect(f"{what}: arena mapping = the devices' arena mappings", a.get("mapped_bytes"),
@@ -186,9 +188,9 @@ def case_all(tmp, lib, cli, prog, arena):
     base = {"SIMCUDA_DEVICES": "2", "SIMCUDA_MEM": "1G"}
     native = run([prog, "all"], dict(base, SIMCUDA_STATS_OUT=f"{tmp}/native.sim"),
                  f"{tmp}/native.out")
-    env = dict(base, LD_PRELOAD=lib, SIMCUDA_STATS_OUT=f"{tmp}/cf.sim",
-               CUDAFRAG_OUTPUT=f"{tmp}/r-%r", CUDAFRAG_TRACE="1", CUDAFRAG_TOP="50",
-               CUDAFRAG_SAMPLE_MS="0")
+    env = dict(base, **cftest.profiled(lib, f"{tmp}/r-%r", trace=True,
+                                       SIMCUDA_STATS_OUT=f"{tmp}/cf.sim", CUDAFRAG_TOP="50",
+                                       CUDAFRAG_SAMPLE_MS="0"))
     if arena:
         env.update(CUDAFRAG_ARENA="1", CUDAFRAG_ARENA_ASYNC="1")
     out = run([prog, "all"], env, f"{tmp}/cf.out")
@@ -207,7 +209,7 @@ def case_all(tmp, lib, cli, prog, arena):
     for dev, used in got.items():
         expect(f"native: device {dev} meminfo above start = simulated peak", used,
                native_sim[dev]["pages_peak"] * native_sim[dev]["page_bytes"])
-    rep = json.load(open(f"{tmp}/r-0.json"))
+    rep = cftest.read_report(f"{tmp}/r-0") or {}
     expect(f"{what}: devices listed", sorted(d.get("device") for d in rep.get("devices", [])),
            [0, 1])
     for dev in (0, 1):
@@ -230,9 +232,9 @@ def case_ranks(tmp, lib, cli, prog, arena):
         base = {"SIMCUDA_DEVICES": "2", "SIMCUDA_MEM": "1G", "RANK": str(rank),
                 "LOCAL_RANK": str(rank), "WORLD_SIZE": "2", "LOCAL_WORLD_SIZE": "2"}
         natives[rank] = run([prog, "rank"], base, f"{tmp}/native{rank}.out")
-        env = dict(base, LD_PRELOAD=lib, SIMCUDA_STATS_OUT=f"{tmp}/rank{rank}.sim",
-                   CUDAFRAG_OUTPUT=f"{tmp}/job-rank%r", CUDAFRAG_TOP="50",
-                   CUDAFRAG_SAMPLE_MS="0")
+        env = dict(base, **cftest.profiled(lib, f"{tmp}/job-rank%r",
+                                           SIMCUDA_STATS_OUT=f"{tmp}/rank{rank}.sim",
+                                           CUDAFRAG_TOP="50", CUDAFRAG_SAMPLE_MS="0"))
         if arena:
             env.update(CUDAFRAG_ARENA="1", CUDAFRAG_ARENA_ASYNC="1")
         out = run([prog, "rank"], env, f"{tmp}/cf{rank}.out")
@@ -240,7 +242,7 @@ def case_ranks(tmp, lib, cli, prog, arena):
             return
         expect(f"{what}: rank {rank} output", output_key(out)[-1:], output_key(natives[rank])[-1:])
         sims[rank] = read_sim(f"{tmp}/rank{rank}.sim")
-        reps[rank] = json.load(open(f"{tmp}/job-rank{rank}.json"))
+        reps[rank] = cftest.read_report(f"{tmp}/job-rank{rank}") or {}
     expect(f"{what}: report files", sorted(os.listdir(tmp)).count("job-rank0.json")
            + sorted(os.listdir(tmp)).count("job-rank1.json"), 2)
     for rank, rep in reps.items():
@@ -268,7 +270,7 @@ def check_merge(tmp, cli, reps, sims, arena, what):
     m = json.loads(p.stdout)
     expect(f"{what}: merged ranks in order", [r.get("rank") for r in m.get("ranks", [])],
            ["0", "1"])
-    fp = {r: reps[r]["devices"][0]["peak_footprint_bytes"] for r in reps}
+    fp = {r: (reps[r].get("devices") or [{}])[0].get("peak_footprint_bytes") or 0 for r in reps}
     for r in reps:
         expect(f"{what}: rank {r} peak footprint = simulated peak", fp[r],
                sims[r][r]["pages_peak"] * sims[r][r]["page_bytes"])
