@@ -290,8 +290,7 @@ static int check(struct cf_rp_model *m)
         bad += p->blk[i]->free;
     }
     bad += nfree != p->free.n || nused != live || used != m->granted;
-    bad += reserved + p->idle_phys != m->footprint ||
-           m->driver_calls != p->grows + p->releases;
+    bad += reserved + p->idle_phys != m->footprint || m->driver_calls != p->grows + p->releases;
     return bad + p->broken;
 }
 
