@@ -82,11 +82,11 @@ CF_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_
 static CUresult free_async(__typeof__(&cuMemFreeAsync) real, CUdeviceptr dptr, CUstream stream)
 {
     if (!cf_hook_begin()) return real(dptr, stream);
-    CUresult rc;
-    if (!cf_route_free(CF_API_cuMemFreeAsync, dptr, stream, true, &rc)) {
-        struct cf_free_note f;
-        cf_note_free_begin(&f, CF_API_cuMemFreeAsync, dptr);
-        CF_TIMED(rc, real(dptr, stream));
+    CUresult rc = CUDA_SUCCESS;
+    struct cf_free_note f;
+    uint64_t ptr;
+    if (!cf_route_free(&f, CF_API_cuMemFreeAsync, dptr, stream, true, &ptr)) {
+        CF_TIMED(rc, real(ptr, stream));
         int saved = errno;
         cf_note_free_end(&f, rc);
         errno = saved;

@@ -20,28 +20,6 @@ cudaError_t cf_missing_runtime(const char *name)
     return cudaErrorSharedObjectSymbolNotFound;
 }
 
-cudaError_t cf_runtime_error(CUresult rc)
-{
-    switch (rc) {
-    case CUDA_SUCCESS:
-        return cudaSuccess;
-    case CUDA_ERROR_OUT_OF_MEMORY:
-        return cudaErrorMemoryAllocation;
-    case CUDA_ERROR_INVALID_VALUE:
-        return cudaErrorInvalidValue;
-    case CUDA_ERROR_NOT_SUPPORTED:
-        return cudaErrorNotSupported;
-    case CUDA_ERROR_INVALID_CONTEXT:
-        return cudaErrorDeviceUninitialized;
-    case CUDA_ERROR_NOT_INITIALIZED:
-        return cudaErrorInitializationError;
-    case CUDA_ERROR_DEINITIALIZED:
-        return cudaErrorCudartUnloading;
-    default:
-        return cudaErrorUnknown;
-    }
-}
-
 static void note_alloc(enum cf_api api, uint64_t addr, uint64_t requested, uint64_t granted,
                        int device, int result, bool oom, bool shadow)
 {

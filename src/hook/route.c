@@ -61,16 +61,36 @@ bool cf_route_alloc_async(enum cf_api api, uint64_t *out, uint64_t size, CUstrea
     return served;
 }
 
-bool cf_route_free(enum cf_api api, uint64_t ptr, CUstream stream, bool async, CUresult *rc)
+bool cf_route_free(struct cf_free_note *f, enum cf_api api, uint64_t ptr, CUstream stream,
+                   bool async, uint64_t *real_ptr)
 {
-    if (ptr == 0 || !cf_arena_enabled() || !cf_arena_owns(ptr)) return false;
+    *real_ptr = ptr;
+    if (ptr == 0 || !cf_arena_enabled() || !cf_arena_owns(ptr)) {
+        cf_note_free_begin(f, api, ptr);
+        return false;
+    }
     int saved = errno;
     /* Taken out first: the arena may hand ptr to another thread as soon as it is free. */
-    struct cf_alloc *live = cf_rec_free_begin(ptr);
+    f->api = api;
+    f->addr = ptr;
+    f->live = cf_rec_free_begin(ptr);
     uint64_t t0 = cf_now_ns();
-    *rc = cf_arena_free(ptr, stream, async);
+    CUresult rc = cf_arena_free(ptr, stream, async);
     uint64_t end = cf_now_ns();
-    cf_rec_free_end(api, ptr, live, *rc, end - t0, end);
+    if (rc == CUDA_SUCCESS)
+        cf_rec_free_end(api, ptr, f->live, rc, end - t0, end);
+    else
+        /* Refused (interior or stale pointer, stream-ordered free of a block a
+         * synchronous allocation took): the real call fails as natively, and the
+         * runtime's last error with it; the caller records its result. */
+        *real_ptr = cf_arena_refused_ptr(ptr);
     errno = saved;
-    return true;
+    return rc == CUDA_SUCCESS;
+}
+
+enum cf_route_q cf_route_query(uint64_t ptr, struct cf_arena_block *blk)
+{
+    if (ptr == 0 || !cf_hook_enabled() || cf_in_hook || !cf_arena_enabled() || !cf_arena_owns(ptr))
+        return CF_Q_NATIVE;
+    return cf_arena_find_block(ptr, blk) ? CF_Q_BLOCK : CF_Q_STALE;
 }
