@@ -27,8 +27,11 @@ static void note_arena_alloc(enum cf_api api, uint64_t addr, uint64_t size, uint
 
 bool cf_route_alloc(enum cf_api api, uint64_t *out, uint64_t size)
 {
-    /* Size 0 keeps the real API's answer (success with a NULL pointer). */
-    if (size == 0 || !cf_arena_enabled()) return false;
+    /* Size 0 keeps the real API's answer (success with a NULL pointer). While
+     * any capture runs, the driver decides: a synchronous allocation is an
+     * unsafe call that fails and invalidates a global-mode capture, or one of
+     * the capturing thread in thread-local mode, and succeeds in relaxed mode. */
+    if (size == 0 || cf_capture_in_progress() || !cf_arena_enabled()) return false;
     int saved = errno;
     CUdeviceptr p = 0;
     uint64_t granted = 0;
@@ -61,6 +64,14 @@ bool cf_route_alloc_async(enum cf_api api, uint64_t *out, uint64_t size, CUstrea
     return served;
 }
 
+/* The arena refuses the free: the real call gets a pointer the driver refuses. */
+static bool refuse(struct cf_free_note *f, enum cf_api api, uint64_t ptr, uint64_t *real_ptr)
+{
+    *real_ptr = cf_arena_refused_ptr(ptr);
+    cf_note_free_begin(f, api, ptr);
+    return false;
+}
+
 bool cf_route_free(struct cf_free_note *f, enum cf_api api, uint64_t ptr, CUstream stream,
                    bool async, uint64_t *real_ptr)
 {
@@ -86,6 +97,16 @@ bool cf_route_free(struct cf_free_note *f, enum cf_api api, uint64_t ptr, CUstre
         *real_ptr = cf_arena_refused_ptr(ptr);
     errno = saved;
     return rc == CUDA_SUCCESS;
+}
+
+bool cf_route_free_async(struct cf_free_note *f, enum cf_api api, uint64_t ptr, CUstream stream,
+                         bool ptsz, uint64_t *real_ptr)
+{
+    /* Captured, the free becomes a graph node, which only a graph allocation may
+     * take: the driver refuses arena memory there as it refuses the program's. */
+    if (ptr != 0 && cf_arena_enabled() && cf_arena_owns(ptr) && cf_stream_capturing(stream, ptsz))
+        return refuse(f, api, ptr, real_ptr);
+    return cf_route_free(f, api, ptr, stream, true, real_ptr);
 }
 
 enum cf_route_q cf_route_query(uint64_t ptr, struct cf_arena_block *blk)

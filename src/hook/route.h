@@ -30,6 +30,10 @@ bool cf_route_alloc_async(enum cf_api api, uint64_t *out, uint64_t size, CUstrea
  * function -- with the shared runtime, its last-error state included. */
 bool cf_route_free(struct cf_free_note *f, enum cf_api api, uint64_t ptr, CUstream stream,
                    bool async, uint64_t *real_ptr);
+/* cudaFreeAsync/cuMemFreeAsync: the same, and refused on a capturing stream.
+ * ptsz: stream 0 is the per-thread stream. */
+bool cf_route_free_async(struct cf_free_note *f, enum cf_api api, uint64_t ptr, CUstream stream,
+                         bool ptsz, uint64_t *real_ptr);
 
 /* Pointer queries (address range, attributes) about ptr. The driver describes
  * arena memory by its mapping, which holds many allocations and outlives them:

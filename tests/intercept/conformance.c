@@ -189,6 +189,33 @@ static struct cudaExtent extent(size_t w, size_t h, size_t d)
     return e;
 }
 
+/* Inside a capture a stream-ordered free becomes a graph node, which only a
+ * graph allocation may take; a synchronous allocation is an unsafe call. */
+static void runtime_capture(void)
+{
+    cudaStream_t st = NULL;
+    rt("cudaStreamCreate", cudaStreamCreate(&st));
+    void *q = NULL, *g = NULL, *m = NULL;
+    rt("cudaMallocAsync(64 KiB)", cudaMallocAsync(&q, 1 << 16, st));
+    rt("cudaStreamSynchronize", cudaStreamSynchronize(st));
+    rt("cudaStreamBeginCapture(relaxed)", cudaStreamBeginCapture(st, cudaStreamCaptureModeRelaxed));
+    rt("cudaFreeAsync(pointer from before) captured", cudaFreeAsync(q, st));
+    rt("cudaMallocAsync(64 KiB) captured", cudaMallocAsync(&g, 1 << 16, st));
+    rt("cudaFreeAsync(graph allocation) captured", cudaFreeAsync(g, st));
+    cudaGraph_t graph = NULL;
+    rt("cudaStreamEndCapture", cudaStreamEndCapture(st, &graph));
+    rt("cudaGraphDestroy", cudaGraphDestroy(graph));
+    rt("cudaStreamBeginCapture(global)", cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+    rt("cudaMalloc(4 KiB) during global capture", cudaMalloc(&m, 4096));
+    graph = NULL;
+    rt("cudaStreamEndCapture", cudaStreamEndCapture(st, &graph));
+    if (graph) cudaGraphDestroy(graph);
+    if (m) cudaFree(m);
+    rt("cudaFreeAsync(pointer from before) after", cudaFreeAsync(q, st));
+    rt("cudaStreamSynchronize", cudaStreamSynchronize(st));
+    rt("cudaStreamDestroy", cudaStreamDestroy(st));
+}
+
 static void runtime_shapes(void)
 {
     void *huge = (void *)&huge;
@@ -279,6 +306,7 @@ int main(void)
     rt("cudaSetDevice(0)", cudaSetDevice(0));
     runtime_frees();
     runtime_async();
+    runtime_capture();
     runtime_shapes();
     driver_calls();
     return 0;
