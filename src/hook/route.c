@@ -25,13 +25,24 @@ static void note_arena_alloc(enum cf_api api, uint64_t addr, uint64_t size, uint
     cf_rec_alloc(&ai);
 }
 
+/* The arena makes the primary context current when none is, as the runtime does
+ * at its first call; a driver call instead fails without a context, so it goes
+ * to the driver then. A kept answer: no driver call in a steady state. */
+static bool context_for(enum cf_api api)
+{
+    if (api != CF_API_cuMemAlloc && api != CF_API_cuMemAllocPitch) return true;
+    CUcontext ctx = NULL;
+    return cf_current_context(&ctx) == CUDA_SUCCESS && ctx != NULL;
+}
+
 bool cf_route_alloc(enum cf_api api, uint64_t *out, uint64_t size)
 {
     /* Size 0 keeps the real API's answer (success with a NULL pointer). While
      * any capture runs, the driver decides: a synchronous allocation is an
      * unsafe call that fails and invalidates a global-mode capture, or one of
      * the capturing thread in thread-local mode, and succeeds in relaxed mode. */
-    if (size == 0 || cf_capture_in_progress() || !cf_arena_enabled()) return false;
+    if (size == 0 || cf_capture_in_progress() || !context_for(api) || !cf_arena_enabled())
+        return false;
     int saved = errno;
     CUdeviceptr p = 0;
     uint64_t granted = 0;

@@ -40,12 +40,17 @@ static void drv(const char *what, CUresult rc)
     last();
 }
 
-/* An out-pointer as the program would judge it: NULL, or non-NULL and how it is
- * aligned. */
+/* What out-pointers hold before a call: a runtime may leave them as they were
+ * when it fails. */
+#define UNSET ((void *)(uintptr_t)0x100)
+
+/* An out-pointer as the program would judge it: NULL, left alone, or set and
+ * how it is aligned. */
 static void ptr_note(const char *what, const void *p)
 {
     uintptr_t a = (uintptr_t)p;
-    printf("    %s: %s align256=%d\n", what, p ? "set" : "null", p ? (int)(a % 256 == 0) : -1);
+    const char *how = p == NULL ? "null" : p == UNSET ? "unchanged" : "set";
+    printf("    %s: %s align256=%d\n", what, how, p && p != UNSET ? (int)(a % 256 == 0) : -1);
 }
 
 static void attrs(const char *what, const void *p)
@@ -87,7 +92,7 @@ static char *off(void *p, size_t n)
 static void runtime_frees(void)
 {
     rt("cudaFree(NULL)", cudaFree(NULL));
-    void *z = (void *)&z;
+    void *z = UNSET;
     rt("cudaMalloc(0)", cudaMalloc(&z, 0));
     ptr_note("ptr", z);
     rt("cudaMalloc(NULL out)", cudaMalloc(NULL, 4096));
@@ -168,7 +173,7 @@ static void runtime_async(void)
     rt("cudaStreamSynchronize", cudaStreamSynchronize(st));
     rt("cudaFree(async pointer)", cudaFree(q));
 
-    void *z = (void *)&z;
+    void *z = UNSET;
     rt("cudaMallocAsync(0)", cudaMallocAsync(&z, 0, st));
     ptr_note("ptr", z);
     rt("cudaFreeAsync(NULL)", cudaFreeAsync(NULL, st));
@@ -176,7 +181,7 @@ static void runtime_async(void)
     rt("cudaFreeAsync(malloc pointer)", cudaFreeAsync(host, st));
     free(host);
 
-    void *huge = (void *)&huge;
+    void *huge = UNSET;
     rt("cudaMallocAsync(1 TiB)", cudaMallocAsync(&huge, (size_t)1 << 40, st));
     ptr_note("ptr", huge);
     rt("cudaStreamSynchronize", cudaStreamSynchronize(st));
@@ -218,9 +223,10 @@ static void runtime_capture(void)
 
 static void runtime_shapes(void)
 {
-    void *huge = (void *)&huge;
+    void *huge = UNSET;
     rt("cudaMalloc(1 TiB)", cudaMalloc(&huge, (size_t)1 << 40));
     ptr_note("ptr", huge);
+    huge = UNSET;
     rt("cudaMalloc(SIZE_MAX)", cudaMalloc(&huge, SIZE_MAX));
     ptr_note("ptr", huge);
 
@@ -239,14 +245,15 @@ static void runtime_shapes(void)
     rt("cudaMallocPitch(NULL pitch)", cudaMallocPitch(&p, NULL, 100, 10));
     rt("cudaMallocPitch(huge)", cudaMallocPitch(&p, &pitch, (size_t)1 << 30, 1 << 12));
 
-    struct cudaPitchedPtr pp;
+    struct cudaPitchedPtr pp = {0};
     rt("cudaMalloc3D(64 x 4 x 2)", cudaMalloc3D(&pp, extent(64, 4, 2)));
     printf("    pitch=%zu xsize=%zu ysize=%zu\n", pp.pitch, pp.xsize, pp.ysize);
     rt("cudaFree(3D)", cudaFree(pp.ptr));
+    pp.ptr = UNSET;
     rt("cudaMalloc3D(0 x 4 x 2)", cudaMalloc3D(&pp, extent(0, 4, 2)));
     ptr_note("ptr", pp.ptr);
 
-    void *m = (void *)&m;
+    void *m = UNSET;
     rt("cudaMallocManaged(0)", cudaMallocManaged(&m, 0, cudaMemAttachGlobal));
     rt("cudaMallocManaged(64 KiB)", cudaMallocManaged(&m, 1 << 16, cudaMemAttachGlobal));
     attrs("cudaPointerGetAttributes(managed)", m);
@@ -254,7 +261,7 @@ static void runtime_shapes(void)
     rt("cudaFree(managed interior)", cudaFree(off(m, 256)));
     rt("cudaFree(managed)", cudaFree(m));
 
-    void *h = (void *)&h;
+    void *h = UNSET;
     rt("cudaHostAlloc(0)", cudaHostAlloc(&h, 0, cudaHostAllocDefault));
     ptr_note("ptr", h);
     rt("cudaFreeHost(NULL)", cudaFreeHost(NULL));
@@ -300,9 +307,25 @@ static void driver_calls(void)
     printf("    total=%zu free_le_total=%d\n", total, fr <= total);
 }
 
+/* The driver API before the runtime made a context current. */
+static void no_context(void)
+{
+    CUdeviceptr d = 0;
+    drv("cuMemAlloc before cuInit", cuMemAlloc(&d, 4096));
+    drv("cuInit", cuInit(0));
+    CUcontext ctx = NULL;
+    drv("cuCtxGetCurrent", cuCtxGetCurrent(&ctx));
+    printf("    context: %s\n", ctx ? "current" : "none");
+    drv("cuMemAlloc without a context", cuMemAlloc(&d, 4096));
+    if (ctx == NULL && d != 0) cuMemFree(d);
+    size_t pitch = 0;
+    drv("cuMemAllocPitch without a context", cuMemAllocPitch(&d, &pitch, 100, 10, 4));
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
+    no_context();
     rt("cudaSetDevice(0)", cudaSetDevice(0));
     runtime_frees();
     runtime_async();
