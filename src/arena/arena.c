@@ -364,20 +364,30 @@ CUdeviceptr cf_arena_refused_ptr(CUdeviceptr ptr)
     return d != NULL && d->bk.vmm ? ptr : cf_arena_unknown_ptr();
 }
 
+/* Start of the allocation an interior query last found, per part (under the
+ * part's lock): a program asking about addresses inside one buffer again and
+ * again (a transfer library checking each message) pays the walk once. */
+static uint64_t query_hint[CF_ARENA_MAX_DEVICES * CF_ARENA_PARTS];
+
 /* Under lock: the live block holding addr. Blocks are found by their start;
  * an interior address takes a walk along the region's blocks. */
 static const struct tlsf_block *live_block_at(const struct cf_dev_arena *d, uint64_t addr)
 {
     const struct tlsf_block *b = tlsf_lookup(&d->tlsf, addr);
     if (b) return b;
+    uint64_t *hint = &query_hint[d - &devs[0][0]];
+    b = *hint ? tlsf_lookup(&d->tlsf, *hint) : NULL;
+    if (b && addr - b->addr < b->size) return b;
     for (uint32_t i = 0; i < d->tlsf.nregions; i++) {
         const struct tlsf_region *r = &d->tlsf.regions[i];
         if (addr - r->addr >= r->size) continue;
         for (b = r->first; b && b->addr + b->size <= addr; b = b->phys_next)
             ;
         /* Quarantined and pending blocks are used but no longer published. */
-        if (b && b->addr <= addr && b->state == TLSF_USED && tlsf_lookup(&d->tlsf, b->addr) == b)
+        if (b && b->addr <= addr && b->state == TLSF_USED && tlsf_lookup(&d->tlsf, b->addr) == b) {
+            *hint = b->addr;
             return b;
+        }
         return NULL;
     }
     return NULL;

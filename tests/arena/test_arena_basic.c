@@ -103,6 +103,8 @@ static void basics(void)
     CHECK_EQ(simcudaGetStats(0, &sim), 0);
     CHECK_EQ(sim.vmm_physical, s.mapped_now);
     CHECK_CU(cf_arena_free(b, NULL, false));
+    /* The interior lookup found b before: freed, it is no allocation any more. */
+    CHECK(!cf_arena_find_block(b + 99 * MiB, &blk));
 }
 
 /* With slack 0 the arena gives back every idle granule after its batch sync. */
