@@ -5,14 +5,14 @@
 
 #include "arena/arena_dev.h"
 #include "arena/shadow.h"
-#include "config/config.h"
+#include "base/clock.h"
 #include "base/ctx_state.h"
+#include "config/config.h"
 #include "base/real.h"
 #include "base/export.h"
 #include "base/log.h"
 
 #include <string.h>
-#include <time.h>
 
 /* devs[device][part]; part 0's state is the device's, nparts[device] parts are in use. */
 static struct cf_dev_arena devs[CF_ARENA_MAX_DEVICES][CF_ARENA_PARTS];
@@ -41,34 +41,6 @@ static struct {
  * the part choice per allocation. */
 static __thread CUcontext tl_ctx;
 static __thread struct cf_dev_arena *tl_arena;
-
-static uint64_t cf_arena_clock_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* Time spent in alloc/free is measured in cheap ticks: on x86 the TSC (a clock
- * read costs 20-60 ns on virtual machines, as much as the whole allocation),
- * converted to ns at statistics time against the monotonic clock since start. */
-static uint64_t start_ticks, start_ns;
-
-static uint64_t ticks(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    return __builtin_ia32_rdtsc();
-#else
-    return cf_arena_clock_ns();
-#endif
-}
-
-static uint64_t ticks_to_ns(uint64_t t)
-{
-    uint64_t dt = ticks() - start_ticks, dns = cf_arena_clock_ns() - start_ns;
-    if (dt == 0) return t;
-    return (uint64_t)((double)t * (double)dns / (double)dt);
-}
 
 uint64_t cf_arena_slack(const struct cf_dev_arena *d)
 {
@@ -138,8 +110,6 @@ static bool arena_ready(void)
         if (!ok)
             cf_log("arena: the CUDA driver lacks entry points the arena needs; "
                    "CUDAFRAG_ARENA is off and allocations go to CUDA as usual");
-        start_ns = cf_arena_clock_ns();
-        start_ticks = ticks();
         __atomic_store_n(&arena_state, ok ? CF_DEV_READY : CF_DEV_FAILED, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&start_lock);
@@ -307,7 +277,7 @@ CUresult cf_arena_alloc(CUdeviceptr *out, uint64_t size, CUstream stream, bool a
                         uint64_t *granted)
 {
     if (size == 0 || tlsf_round(size) == 0 || !arena_ready()) return CUDA_ERROR_NOT_SUPPORTED;
-    uint64_t t0 = ticks();
+    uint64_t t0 = cf_now_ns();
     /* Work being captured into a graph must get graph-owned memory: pass through. */
     if (cf_arena_capturing(async ? stream : CU_STREAM_LEGACY)) return CUDA_ERROR_NOT_SUPPORTED;
     struct cf_dev_arena *d = current_arena();
@@ -325,7 +295,7 @@ CUresult cf_arena_alloc(CUdeviceptr *out, uint64_t size, CUstream stream, bool a
         *out = (CUdeviceptr)b->addr;
         if (granted) *granted = b->size;
     }
-    __atomic_fetch_add(&d->ns_alloc, ticks() - t0, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&d->ns_alloc, cf_now_ns() - t0, __ATOMIC_RELAXED);
     return rc;
 }
 
@@ -415,11 +385,11 @@ CUresult cf_arena_free(CUdeviceptr ptr, CUstream stream, bool async)
 {
     if (__atomic_load_n(&arena_state, __ATOMIC_ACQUIRE) != CF_DEV_READY)
         return CUDA_ERROR_INVALID_VALUE;
-    uint64_t t0 = ticks();
+    uint64_t t0 = cf_now_ns();
     struct cf_dev_arena *d = owner(ptr);
     if (d == NULL) return CUDA_ERROR_INVALID_VALUE;
     CUresult rc = cf_dev_free(d, ptr, stream, async);
-    __atomic_fetch_add(&d->ns_free, ticks() - t0, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&d->ns_free, cf_now_ns() - t0, __ATOMIC_RELAXED);
     return rc;
 }
 
@@ -442,8 +412,8 @@ static void add_device(struct cf_arena_stats *s, struct cf_dev_arena *d, double 
         s->ext_frag_at_peak = d->frag_at_peak;
     }
     cf_dev_unlock(d);
-    s->ns_in_alloc += ticks_to_ns(__atomic_load_n(&d->ns_alloc, __ATOMIC_RELAXED));
-    s->ns_in_free += ticks_to_ns(__atomic_load_n(&d->ns_free, __ATOMIC_RELAXED));
+    s->ns_in_alloc += __atomic_load_n(&d->ns_alloc, __ATOMIC_RELAXED);
+    s->ns_in_free += __atomic_load_n(&d->ns_free, __ATOMIC_RELAXED);
 }
 
 void cf_arena_get_stats(struct cf_arena_stats *arena, struct cf_arena_stats *shadow)

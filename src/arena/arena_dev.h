@@ -90,7 +90,7 @@ struct cf_dev_arena {
     double frag_at_peak;
     uint64_t sync_calls; /* synchronisation and event calls (backing counts its own) */
     uint64_t granules_mapped, granules_unmapped, allocs, frees, ooms;
-    uint64_t ns_alloc, ns_free; /* in ticks (see arena.c), atomic */
+    uint64_t ns_alloc, ns_free; /* cf_now_ns, atomic */
 };
 
 static inline void cf_dev_lock(struct cf_dev_arena *d)

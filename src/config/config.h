@@ -5,6 +5,7 @@
 #define CF_CONFIG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum cf_opt_type { CF_BOOL, CF_INT, CF_SIZE, CF_STRING };
@@ -58,7 +59,11 @@ enum cf_opt_type { CF_BOOL, CF_INT, CF_SIZE, CF_STRING };
       "`cudafrag report FILE` prints the report from it.")                                          \
     X(TRACE_FLUSH_MS, "CUDAFRAG_TRACE_FLUSH_MS", CF_INT, "200", 1, 60000,                          \
       "Milliseconds between flushes of the threads' trace buffers: what a killed process can "    \
-      "lose at most.")
+      "lose at most.")                                                                             \
+    X(BLOCKS, "CUDAFRAG_BLOCKS", CF_STRING, "", 0, 0,                                              \
+      "Set by `cudafrag run --blocks`: the framework allocator switches in effect for "           \
+      "block-level capture, separated by '; ' (docs/replay.md). Shown in the report's header "    \
+      "and kept in the trace; it changes nothing itself.")
 // clang-format on
 
 enum cf_opt_id {
@@ -105,6 +110,11 @@ static inline bool cf_opt_bool(enum cf_opt_id id)
 int64_t cf_opt_int(enum cf_opt_id id);
 uint64_t cf_opt_size(enum cf_opt_id id);
 const char *cf_opt_str(enum cf_opt_id id);
+
+/* The items of a '; '-separated list knob (CUDAFRAG_BLOCKS), one per call:
+ * copies the next item, trimmed, into item and returns where to continue, or
+ * NULL after the last. */
+const char *cf_opt_item(const char *p, char *item, size_t n);
 
 /* Parsers shared with the command line; return 0 on success. */
 int cf_parse_bool(const char *s, bool *out);

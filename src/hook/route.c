@@ -7,24 +7,6 @@
 
 #include <errno.h>
 
-static void note_arena_alloc(enum cf_api api, uint64_t addr, uint64_t size, uint64_t granted,
-                             CUstream stream, int device, uint64_t t0)
-{
-    uint64_t end = cf_now_ns();
-    struct cf_alloc_info ai = {
-        .api = api,
-        .addr = addr,
-        .requested = size,
-        .granted = granted,
-        .stream = (uint64_t)(uintptr_t)stream,
-        .device = device,
-        .arena = true,
-        .ns = end - t0,
-        .t_ns = end,
-    };
-    cf_rec_alloc(&ai);
-}
-
 /* The arena makes the primary context current when none is, as the runtime does
  * at its first call; a driver call instead fails without a context, so it goes
  * to the driver then. A kept answer: no driver call in a steady state. */
@@ -50,7 +32,7 @@ bool cf_route_alloc(enum cf_api api, uint64_t *out, uint64_t size)
     bool served = cf_arena_alloc(&p, size, NULL, false, &granted) == CUDA_SUCCESS;
     if (served) {
         *out = p;
-        note_arena_alloc(api, p, size, granted, NULL, cf_current_device(), t0);
+        cf_note_arena_alloc(api, p, size, granted, NULL, -1, t0, cf_now_ns());
     }
     errno = saved;
     return served;
@@ -69,7 +51,7 @@ bool cf_route_alloc_async(enum cf_api api, uint64_t *out, uint64_t size, CUstrea
     bool served = cf_arena_alloc(&p, size, stream, true, &granted) == CUDA_SUCCESS;
     if (served) {
         *out = p;
-        note_arena_alloc(api, p, size, granted, stream, t->device, t0);
+        cf_note_arena_alloc(api, p, size, granted, stream, t->device, t0, cf_now_ns());
     }
     errno = saved;
     return served;

@@ -246,7 +246,7 @@ struct cf_alloc_info {
     uint64_t requested; /* bytes the app asked for (pitch: pitch*height) */
     uint64_t granted;   /* bytes the device really gives, 0 if unknown */
     uint64_t stream, pool;
-    int device; /* -1: find out (cuCtxGetDevice, documented) */
+    int device; /* -1: the current one (base/ctx_state.h), 0 when unknown */
     int result; /* CUresult / cudaError_t the app got; 0 = success */
     bool oom;   /* result is an out-of-memory code */
     bool arena;

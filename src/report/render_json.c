@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config/config.h"
 #include "report/cuda_errors.h"
 #include "report/outpath.h"
 #include "report/render.h"
@@ -176,6 +177,23 @@ static void site_stats(struct json *j, const struct cf_snap *s, unsigned idx)
     close_obj(j);
 }
 
+/* CUDAFRAG_BLOCKS as a list: null when the run was not `cudafrag run --blocks`. */
+static void block_capture(struct json *j, const char *blocks)
+{
+    if (blocks == NULL || blocks[0] == '\0') {
+        k_str(j, "block_capture", NULL);
+        return;
+    }
+    open_arr(j, "block_capture");
+    char item[512];
+    for (const char *p = cf_opt_item(blocks, item, sizeof item); p;
+         p = cf_opt_item(p, item, sizeof item)) {
+        sep(j);
+        cf_buf_json_str(j->b, item);
+    }
+    close_arr(j);
+}
+
 static void header(struct json *j, const struct cf_snap *s)
 {
     k_int(j, "schema_version", 2);
@@ -190,6 +208,7 @@ static void header(struct json *j, const struct cf_snap *s)
     k_bool(j, "from_trace", s->replayed);
     k_num(j, "duration_s", s->duration_s);
     close_obj(j);
+    block_capture(j, s->blocks);
 }
 
 static void devices(struct json *j, const struct cf_snap *s)

@@ -164,6 +164,7 @@ int cf_snap_take(struct cf_snap *s, bool interim, const char *reason, unsigned t
     s->interim = interim;
     s->reason = reason;
     s->top = top;
+    s->blocks = cf_opt_str(CF_OPT_BLOCKS);
     cf_snap_identity(s);
     if (!cf_rec_replaying) s->driver_unusable = !cf_rec_sample_final();
     struct cf_rec_read r;

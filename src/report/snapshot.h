@@ -31,6 +31,7 @@ struct cf_snap {
     char program[512], rank[64], host[128];
     long pid;
     const char *reason;
+    const char *blocks; /* CUDAFRAG_BLOCKS: the framework switches of `run --blocks` */
     uint64_t now_ns;
     double duration_s;
     struct cf_record rec; /* scalars only: the hash heads are NULL */

@@ -7,6 +7,7 @@
 set -u
 cli=$1 lib=$2 helper=$3 version=$4
 here=$(dirname "$0")
+. "$here/../lib.sh"
 
 find_python() {
     if [ "$1" = system ]; then
@@ -23,12 +24,10 @@ find_python() {
 py=$(find_python "$version")
 [ -n "$py" ] || { echo "no Python $version here: skipped"; exit 77; }
 "$py" -c 'import sys; print(sys.version)'
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT
+scratch
 cp "$here/pyframes.py" "$dir/"
-env CUDAFRAG_TRACE=1 LD_PRELOAD="$lib" CUDAFRAG_OUTPUT="$dir/r" CUDAFRAG_STDERR=0 \
-    "$py" "$dir/pyframes.py" "$helper" || { echo "pyframes.py failed" >&2; exit 1; }
-"$cli" report "$dir/r.cftrace" >"$dir/replay.txt" || exit 1
-"$cli" report --json "$dir/r.cftrace" >"$dir/replay.json" || exit 1
+traced "$py" "$dir/pyframes.py" "$helper" || fail "pyframes.py failed"
+replayed replay.txt
+replayed replay.json --json
 python3 "$here/check_pyframes.py" "$dir/pyframes.py" "$dir/r.txt" "$dir/r.json" \
     "$dir/replay.txt" "$dir/replay.json" || { sed -n '/top call sites/,$p' "$dir/r.txt"; exit 1; }
