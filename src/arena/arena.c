@@ -265,6 +265,14 @@ static void move_part(const struct cf_dev_arena *d)
     tl_ctx = NULL; /* the next allocation looks its part up again */
 }
 
+/* Buffer ids of arena blocks: unique for the process's lifetime like the
+ * driver's, from a range the driver's counters do not reach. */
+static uintptr_t next_buffer_id(void)
+{
+    static uint64_t last;
+    return (uintptr_t)((uint64_t)1 << 63 | __atomic_add_fetch(&last, 1, __ATOMIC_RELAXED));
+}
+
 CUresult cf_arena_alloc(CUdeviceptr *out, uint64_t size, CUstream stream, bool async,
                         uint64_t *granted)
 {
@@ -281,6 +289,9 @@ CUresult cf_arena_alloc(CUdeviceptr *out, uint64_t size, CUstream stream, bool a
         move_part(d);
     }
     if (rc == CUDA_SUCCESS) {
+        /* No other thread can know the address yet: no lock needed. */
+        b->user[0] = CF_BLOCK_WORD(size, async);
+        b->user[1] = next_buffer_id();
         *out = (CUdeviceptr)b->addr;
         if (granted) *granted = b->size;
     }
@@ -309,6 +320,65 @@ bool cf_arena_owns(CUdeviceptr ptr)
 {
     if (__atomic_load_n(&arena_state, __ATOMIC_ACQUIRE) != CF_DEV_READY || ptr == 0) return false;
     return owner(ptr) != NULL;
+}
+
+CUdeviceptr cf_arena_unknown_ptr(void)
+{
+    static const char not_device_memory;
+    return (CUdeviceptr)(uintptr_t)&not_device_memory;
+}
+
+CUdeviceptr cf_arena_refused_ptr(CUdeviceptr ptr)
+{
+    struct cf_dev_arena *d = owner(ptr);
+    return d != NULL && d->bk.vmm ? ptr : cf_arena_unknown_ptr();
+}
+
+/* Start of the allocation an interior query last found, per part (under the
+ * part's lock): a program asking about addresses inside one buffer again and
+ * again (a transfer library checking each message) pays the walk once. */
+static uint64_t query_hint[CF_ARENA_MAX_DEVICES * CF_ARENA_PARTS];
+
+/* Under lock: the live block holding addr. Blocks are found by their start;
+ * an interior address takes a walk along the region's blocks. */
+static const struct tlsf_block *live_block_at(const struct cf_dev_arena *d, uint64_t addr)
+{
+    const struct tlsf_block *b = tlsf_lookup(&d->tlsf, addr);
+    if (b) return b;
+    uint64_t *hint = &query_hint[d - &devs[0][0]];
+    b = *hint ? tlsf_lookup(&d->tlsf, *hint) : NULL;
+    if (b && addr - b->addr < b->size) return b;
+    for (uint32_t i = 0; i < d->tlsf.nregions; i++) {
+        const struct tlsf_region *r = &d->tlsf.regions[i];
+        if (addr - r->addr >= r->size) continue;
+        for (b = r->first; b && b->addr + b->size <= addr; b = b->phys_next)
+            ;
+        /* Quarantined and pending blocks are used but no longer published. */
+        if (b && b->addr <= addr && b->state == TLSF_USED && tlsf_lookup(&d->tlsf, b->addr) == b) {
+            *hint = b->addr;
+            return b;
+        }
+        return NULL;
+    }
+    return NULL;
+}
+
+bool cf_arena_find_block(CUdeviceptr ptr, struct cf_arena_block *out)
+{
+    if (__atomic_load_n(&arena_state, __ATOMIC_ACQUIRE) != CF_DEV_READY) return false;
+    struct cf_dev_arena *d = owner(ptr);
+    if (d == NULL) return false;
+    cf_dev_lock(d);
+    const struct tlsf_block *b = live_block_at(d, ptr);
+    if (b) {
+        out->base = b->addr;
+        out->size = CF_BLOCK_REQUESTED(b);
+        out->buffer_id = b->user[1];
+    }
+    cf_dev_unlock(d);
+    /* The bytes asked for: an address past them but inside the rounded block
+     * lies in no allocation natively either. */
+    return b != NULL && ptr < out->base + out->size;
 }
 
 CUresult cf_arena_free(CUdeviceptr ptr, CUstream stream, bool async)

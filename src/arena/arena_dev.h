@@ -63,6 +63,13 @@ static inline void cf_totals_add(uint64_t *now, uint64_t *peak, int64_t delta)
     if (delta > 0) cf_totals_raise(peak, v);
 }
 
+/* A live block's user words: user[0] = the bytes asked for << 1 | 1 when a
+ * stream-ordered allocation took it, user[1] = its buffer id (cf_arena_find_block).
+ * Once freed they are the pending list's (stream, mark) or 0. */
+#define CF_BLOCK_WORD(requested, async) ((uintptr_t)(requested) << 1 | (uintptr_t)(async))
+#define CF_BLOCK_STREAM_ORDERED(b)      (((b)->user[0] & 1) != 0)
+#define CF_BLOCK_REQUESTED(b)           ((uint64_t)((b)->user[0] >> 1))
+
 struct cf_dev_arena {
     int state;    /* CF_DEV_*, atomic */
     int draining; /* a cf_dev_drain is running, atomic */

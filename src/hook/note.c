@@ -20,28 +20,6 @@ cudaError_t cf_missing_runtime(const char *name)
     return cudaErrorSharedObjectSymbolNotFound;
 }
 
-cudaError_t cf_runtime_error(CUresult rc)
-{
-    switch (rc) {
-    case CUDA_SUCCESS:
-        return cudaSuccess;
-    case CUDA_ERROR_OUT_OF_MEMORY:
-        return cudaErrorMemoryAllocation;
-    case CUDA_ERROR_INVALID_VALUE:
-        return cudaErrorInvalidValue;
-    case CUDA_ERROR_NOT_SUPPORTED:
-        return cudaErrorNotSupported;
-    case CUDA_ERROR_INVALID_CONTEXT:
-        return cudaErrorDeviceUninitialized;
-    case CUDA_ERROR_NOT_INITIALIZED:
-        return cudaErrorInitializationError;
-    case CUDA_ERROR_DEINITIALIZED:
-        return cudaErrorCudartUnloading;
-    default:
-        return cudaErrorUnknown;
-    }
-}
-
 /* Every allocation record is built here, with one policy: the address only when
  * the call succeeded, and a device the caller could not name (-1) is the calling
  * thread's current one, from the kept answer (base/ctx_state.h) rather than asked

@@ -15,8 +15,6 @@
 /* The answer when the real function does not exist in this process (warned once). */
 CUresult cf_missing_driver(const char *name);
 cudaError_t cf_missing_runtime(const char *name);
-/* A driver result as the runtime API reports it. */
-cudaError_t cf_runtime_error(CUresult rc);
 
 /* An allocation or registration of any kind but async/pool ones. device = -1: the
  * calling thread's current device. */

@@ -16,6 +16,10 @@
     X(cuMemAllocPitch, cuMemAllocPitch) \
     X(cuMemAllocPitch_v2, cuMemAllocPitch) \
     X(cuMemAllocManaged, cuMemAllocManaged) \
+    X(cuMemGetAddressRange, cuMemGetAddressRange) \
+    X(cuMemGetAddressRange_v2, cuMemGetAddressRange) \
+    X(cuPointerGetAttribute, cuPointerGetAttribute) \
+    X(cuPointerGetAttributes, cuPointerGetAttributes) \
     X(cuMemAllocHost, cuMemAllocHost) \
     X(cuMemAllocHost_v2, cuMemAllocHost) \
     X(cuMemHostAlloc, cuMemHostAlloc) \
