@@ -148,12 +148,15 @@ static CUresult start_parts(CUdevice dev, CUcontext ctx)
     return CUDA_SUCCESS;
 }
 
+static void grant_early_peers(int dev, CUcontext ctx);
+
 static struct cf_dev_arena *start_device(CUdevice dev, CUcontext ctx)
 {
     struct cf_dev_arena *d = &devs[dev][0];
     pthread_mutex_lock(&start_lock);
     if (d->state == CF_DEV_UNTRIED) {
         CUresult rc = start_parts(dev, ctx);
+        if (rc == CUDA_SUCCESS) grant_early_peers(dev, ctx);
         if (rc != CUDA_SUCCESS)
             cf_log("arena: cannot start on device %d (error %d); its allocations go to CUDA "
                    "as usual",
@@ -168,6 +171,51 @@ static struct cf_dev_arena *start_device(CUdevice dev, CUcontext ctx)
 static bool device_ready(int i)
 {
     return __atomic_load_n(&devs[i][0].state, __ATOMIC_ACQUIRE) == CF_DEV_READY;
+}
+
+/* Peer contexts granted before their device's arena started: (context, reader). */
+#define MAX_EARLY_PEERS 64
+static struct {
+    CUcontext ctx;
+    int reader;
+} early_peers[MAX_EARLY_PEERS];
+static unsigned nearly_peers;
+
+static void grant_parts(int owner, int reader)
+{
+    cf_backing_add_reader(owner, reader);
+    for (unsigned k = 0; k < nparts[owner]; k++) {
+        struct cf_dev_arena *d = &devs[owner][k];
+        pthread_mutex_lock(&d->grow);
+        CUresult rc = cf_backing_grant(&d->bk, reader);
+        pthread_mutex_unlock(&d->grow);
+        if (rc != CUDA_SUCCESS)
+            cf_log("arena: device %d cannot reach device %d's arena memory (error %d)", reader,
+                   owner, (int)rc);
+    }
+}
+
+void cf_arena_peer_access(CUcontext peer, int reader)
+{
+    if (peer == NULL || reader < 0) return;
+    pthread_mutex_lock(&start_lock);
+    bool found = false;
+    for (int i = 0; i < CF_ARENA_MAX_DEVICES; i++) {
+        if (device_ready(i) && devs[i][0].bk.ctx == peer) {
+            grant_parts(i, reader);
+            found = true;
+        }
+    }
+    if (!found && nearly_peers < MAX_EARLY_PEERS)
+        early_peers[nearly_peers++] = (__typeof__(early_peers[0])){peer, reader};
+    pthread_mutex_unlock(&start_lock);
+}
+
+/* Under start_lock, once dev's arena runs on ctx. */
+static void grant_early_peers(int dev, CUcontext ctx)
+{
+    for (unsigned i = 0; i < nearly_peers; i++)
+        if (early_peers[i].ctx == ctx) cf_backing_add_reader(dev, early_peers[i].reader);
 }
 
 /* The arena of the calling thread's current device, started on first use. */

@@ -49,6 +49,10 @@ bool cf_arena_find_block(CUdeviceptr ptr, struct cf_arena_block *out);
 /* The application is about to destroy a stream: the arena stops referring to it
  * (called by the stream-destroy hooks before the real call). */
 void cf_arena_stream_destroyed(CUstream stream);
+/* cuCtxEnablePeerAccess(peer) succeeded on a thread whose current device is reader:
+ * the arena memory of peer's device, mapped and to be mapped, becomes accessible to
+ * reader, as its cudaMalloc memory is natively. */
+void cf_arena_peer_access(CUcontext peer, int reader);
 
 /* Native runs: feed the host-only shadow model (no CUDA calls). It is fed only
  * when cf_shadow_enabled(): CUDAFRAG_SHADOW and the arena not serving. */

@@ -54,6 +54,7 @@
     X(cuStreamDestroy, cuStreamDestroy) \
     X(cuStreamDestroy_v2, cuStreamDestroy) \
     X(cuCtxSetCurrent, cuCtxSetCurrent) \
+    X(cuCtxEnablePeerAccess, cuCtxEnablePeerAccess) \
     X(cuCtxPushCurrent, cuCtxPushCurrent) \
     X(cuCtxPushCurrent_v2, cuCtxPushCurrent) \
     X(cuCtxPopCurrent, cuCtxPopCurrent) \
