@@ -184,15 +184,17 @@ static unsigned nearly_peers;
 static void grant_parts(int owner, int reader)
 {
     cf_backing_add_reader(owner, reader);
+    CUresult first = CUDA_SUCCESS;
     for (unsigned k = 0; k < nparts[owner]; k++) {
         struct cf_dev_arena *d = &devs[owner][k];
         pthread_mutex_lock(&d->grow);
         CUresult rc = cf_backing_grant(&d->bk, reader);
         pthread_mutex_unlock(&d->grow);
-        if (rc != CUDA_SUCCESS)
-            cf_log("arena: device %d cannot reach device %d's arena memory (error %d)", reader,
-                   owner, (int)rc);
+        if (first == CUDA_SUCCESS) first = rc;
     }
+    if (first != CUDA_SUCCESS)
+        cf_log("arena: device %d cannot be given access to device %d's arena memory (error %d)",
+               reader, owner, (int)first);
 }
 
 void cf_arena_peer_access(CUcontext peer, int reader)
