@@ -1,10 +1,12 @@
 """Allocations on the simulated device through ctypes, for pyframes.sh: two
-functions that hold the GIL during the call (ctypes.PyDLL), one call that
-releases it (ctypes.CDLL), and one on a native thread that never ran Python.
-The lines marked SITE_* and CALL_* are where the report must place them.
+functions that hold the GIL during the call (ctypes.PyDLL), two that release it
+(ctypes.CDLL, as PyTorch, CuPy and JAX do around their operations), one that
+releases it on a Python thread, and one on a native thread that never ran
+Python. The lines marked SITE_* and CALL_* are where the report must place them.
 Usage: pyframes.py HELPER_LIBRARY"""
 import ctypes
 import sys
+import threading
 
 rt = ctypes.PyDLL("libcudart.so.13")  # keeps the GIL during the call
 rt_released = ctypes.CDLL("libcudart.so.13")  # releases it
@@ -38,13 +40,29 @@ def released(n):
     return p
 
 
+def released_other(n):
+    p = ctypes.c_void_p()
+    check(rt_released.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(n)))  # SITE_OTHER
+    return p
+
+
+def in_thread(n, keep):
+    p = ctypes.c_void_p()
+    check(rt_released.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(n)))  # SITE_THREAD
+    keep.append(p)
+
+
 def main():
     keep = []
     for _ in range(3):
         keep.append(alloc_a(MIB))  # CALL_A_LOOP
     keep.append(alloc_a(MIB))  # CALL_A_ONCE
     keep.append(alloc_b(3 * MIB))  # CALL_B
-    keep.append(released(2 * MIB))
+    keep.append(released(2 * MIB))  # CALL_RELEASED
+    keep.append(released_other(2 * MIB))  # CALL_OTHER
+    t = threading.Thread(target=in_thread, args=(3 * MIB, keep))
+    t.start()
+    t.join()
     if not helper.alloc_on_native_thread(5 * MIB):
         sys.exit("the native thread's cudaMalloc failed")
     return keep
