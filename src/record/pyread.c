@@ -82,13 +82,15 @@ static bool fits(uint64_t off, uint64_t size)
     return off < size && off < UINT16_MAX;
 }
 
-/* The 3.13 table with what _Py_DebugOffsets says, when it is there and sane. */
-static void apply_debug_offsets(void)
+/* The 3.13 table with what _Py_DebugOffsets says, when it is there and sane.
+ * False for a free-threaded build, whose objects are laid out otherwise. */
+static bool apply_debug_offsets(void)
 {
     const struct debug_offsets_313 *d = cf_real_dlsym(RTLD_DEFAULT, "_PyRuntime");
     if (d == NULL || memcmp(d->cookie, "xdebugpy", 8) != 0 ||
-        (d->version & 0xffff0000u) != 0x030d0000u || d->free_threaded)
-        return;
+        (d->version & 0xffff0000u) != 0x030d0000u)
+        return true;
+    if (d->free_threaded) return false;
     if (!fits(d->thread_state.current_frame, d->thread_state.size) ||
         !fits(d->frame.previous, d->frame.size) || !fits(d->frame.executable, d->frame.size) ||
         !fits(d->frame.instr_ptr, d->frame.size) || !fits(d->frame.owner, d->frame.size) ||
@@ -97,7 +99,7 @@ static void apply_debug_offsets(void)
         !fits(d->code.co_code_adaptive, d->code.size + 1) ||
         !fits(d->pyobject.ob_type, d->pyobject.size) || !fits(d->bytes.ob_sval, d->bytes.size) ||
         !fits(d->str.state, d->str.asciiobject_size))
-        return;
+        return true;
     L.ts_frame = (uint16_t)d->thread_state.current_frame;
     L.fr_back = (uint16_t)d->frame.previous;
     L.fr_code = (uint16_t)d->frame.executable;
@@ -115,6 +117,7 @@ static void apply_debug_offsets(void)
     L.str_length = (uint16_t)d->str.length;
     L.str_state = (uint16_t)d->str.state;
     L.str_ascii_data = (uint16_t)d->str.asciiobject_size;
+    return true;
 }
 
 static uintptr_t type_address(const char *name)
@@ -129,7 +132,7 @@ bool cf_pyread_setup(unsigned long version)
         if (cf_py_layouts[i].version == (version & 0xffff0000ul)) found = &cf_py_layouts[i];
     if (found == NULL) return false;
     L = *found;
-    if (L.version == 0x030d0000) apply_debug_offsets();
+    if (L.version == 0x030d0000 && !apply_debug_offsets()) return false;
     code_type = type_address("PyCode_Type");
     str_type = type_address("PyUnicode_Type");
     bytes_type = type_address("PyBytes_Type");
