@@ -6,6 +6,7 @@
 #include <frameobject.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 #if PY_VERSION_HEX >= 0x030b0000
 #include "internal/pycore_frame.h"
 #endif
@@ -63,8 +64,25 @@ static void check_frames(const struct cf_py_layout *l)
 #endif
 }
 
+/* pyread.c decodes a str's state as a 32-bit word: kind in bits 2-4, compact
+ * in bit 5, ascii in bit 6. */
+static void check_state_bits(void)
+{
+    PyASCIIObject o;
+    memset(&o, 0, sizeof o);
+    o.state.kind = PyUnicode_2BYTE_KIND;
+    o.state.compact = 1;
+    o.state.ascii = 1;
+    uint32_t word;
+    memcpy(&word, (const char *)&o + offsetof(PyASCIIObject, state), sizeof word);
+    same("str state kind bits", (long)((word >> 2) & 7), PyUnicode_2BYTE_KIND);
+    same("str state compact bit", (long)((word >> 5) & 1), 1);
+    same("str state ascii bit", (long)((word >> 6) & 1), 1);
+}
+
 int main(void)
 {
+    check_state_bits();
     const struct cf_py_layout *l = NULL;
     for (size_t i = 0; i < sizeof cf_py_layouts / sizeof cf_py_layouts[0]; i++)
         if (cf_py_layouts[i].version == (PY_VERSION_HEX & 0xffff0000)) l = &cf_py_layouts[i];
