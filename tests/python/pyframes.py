@@ -2,7 +2,8 @@
 functions that hold the GIL during the call (ctypes.PyDLL), two that release it
 (ctypes.CDLL, as PyTorch, CuPy and JAX do around their operations), one that
 releases it on a Python thread, and one on a native thread that never ran
-Python. The lines marked SITE_* and CALL_* are where the report must place them.
+Python, and one from a Python callback called by native code called by Python.
+The lines marked SITE_* and CALL_* are where the report must place them.
 Usage: pyframes.py HELPER_LIBRARY"""
 import ctypes
 import sys
@@ -13,6 +14,8 @@ rt_released = ctypes.CDLL("libcudart.so.13")  # releases it
 helper = ctypes.CDLL(sys.argv[1])
 helper.alloc_on_native_thread.restype = ctypes.c_void_p
 helper.alloc_on_native_thread.argtypes = [ctypes.c_size_t]
+CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int)
+helper.call_back.argtypes = [CALLBACK]
 
 MIB = 1 << 20
 
@@ -52,6 +55,13 @@ def in_thread(n, keep):
     keep.append(p)
 
 
+def from_callback(keep):
+    p = ctypes.c_void_p()
+    check(rt_released.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(MIB // 2)))  # SITE_CALLBACK
+    keep.append(p)
+    return 0
+
+
 def main():
     keep = []
     for _ in range(3):
@@ -63,6 +73,8 @@ def main():
     t = threading.Thread(target=in_thread, args=(3 * MIB, keep))
     t.start()
     t.join()
+    callback = CALLBACK(lambda: from_callback(keep))  # SITE_LAMBDA
+    helper.call_back(callback)  # CALL_NATIVE
     if not helper.alloc_on_native_thread(5 * MIB):
         sys.exit("the native thread's cudaMalloc failed")
     return keep
