@@ -87,7 +87,7 @@ def check_released(where, report, marks):
             # The callback's site is named by the native frame that called back.
             expect(f"{where}: GIL-released label {s['label']!r}",
                    s["label"] == "cudaMalloc from Python code that had released the GIL"
-                   or s["label"].startswith("call_back (") and s["bytes"] == MIB // 2)
+                   or s["label"].startswith("call_back (") and s["bytes"] == 192 << 10)
         return
     expect(f"{where}: GIL-released sites {len(rel)}, want none", not rel)
     for function, site, call in (("released", "SITE_RELEASED", "CALL_RELEASED"),
@@ -110,6 +110,14 @@ def check_released(where, report, marks):
                callers and callers[0][0] in ("run", "Thread.run")
                and callers[0][1] == "threading.py" and s["bytes"] == 3 * MIB)
     check_callback(where, report, marks)
+    found = [s for s in sites(report)
+             if s["label"] == f"Holder.__init__ (python) {name}:{marks['SITE_INIT']}"
+             or s["label"] == f"__init__ (python) {name}:{marks['SITE_INIT']}"]
+    expect(f"{where}: __init__ sites {len(found)}, want 1", len(found) == 1)
+    for s in found:
+        got = [(fn, ln) for fn, _, ln in python_frames(s)]
+        expect(f"{where}: __init__'s Python frames {got}",
+               got[1:] == [("main", marks["CALL_INIT"]), ("<module>", marks["CALL_MAIN"])])
 
 
 def check_callback(where, report, marks):

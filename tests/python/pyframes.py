@@ -2,7 +2,8 @@
 functions that hold the GIL during the call (ctypes.PyDLL), two that release it
 (ctypes.CDLL, as PyTorch, CuPy and JAX do around their operations), one that
 releases it on a Python thread, and one on a native thread that never ran
-Python, and one from a Python callback called by native code called by Python.
+Python, one from a Python callback called by native code called by Python, and
+one from a class's __init__ (3.13 runs it under a frame of its own, not shown).
 The lines marked SITE_* and CALL_* are where the report must place them.
 Usage: pyframes.py HELPER_LIBRARY"""
 import ctypes
@@ -57,9 +58,16 @@ def in_thread(n, keep):
 
 def from_callback(keep):
     p = ctypes.c_void_p()
-    check(rt_released.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(MIB // 2)))  # SITE_CALLBACK
+    check(rt_released.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(192 << 10)))  # SITE_CALLBACK
     keep.append(p)
     return 0
+
+
+class Holder:
+    def __init__(self, keep):
+        p = ctypes.c_void_p()
+        check(rt_released.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(320 << 10)))  # SITE_INIT
+        keep.append(p)
 
 
 def main():
@@ -75,6 +83,7 @@ def main():
     t.join()
     callback = CALLBACK(lambda: from_callback(keep))  # SITE_LAMBDA
     helper.call_back(callback)  # CALL_NATIVE
+    Holder(keep)  # CALL_INIT
     if not helper.alloc_on_native_thread(5 * MIB):
         sys.exit("the native thread's cudaMalloc failed")
     return keep
