@@ -113,7 +113,9 @@ def check_released(where, report, marks):
     found = [s for s in sites(report)
              if s["label"] == f"Holder.__init__ (python) {name}:{marks['SITE_INIT']}"
              or s["label"] == f"__init__ (python) {name}:{marks['SITE_INIT']}"]
-    expect(f"{where}: __init__ sites {len(found)}, want 1", len(found) == 1)
+    # Calls before and after the call site is specialised have different native stacks.
+    expect(f"{where}: __init__ sites {len(found)}, bytes {sum(s['bytes'] for s in found)}",
+           found and sum(s["bytes"] for s in found) == 320 << 10)
     for s in found:
         got = [(fn, ln) for fn, _, ln in python_frames(s)]
         expect(f"{where}: __init__'s Python frames {got}",
