@@ -22,6 +22,10 @@ enum cf_opt_type { CF_BOOL, CF_INT, CF_SIZE, CF_STRING };
       "The program's own allocator frames, as comma-separated patterns ('*' matches any text) "    \
       "of a function, module or Python file: a call site is named by its first frame matching "    \
       "none of them nor the built-in list (docs/report.md). Full stacks stay in JSON and traces.") \
+    X(PYTHON_MEMORY, "CUDAFRAG_PYTHON_MEMORY", CF_BOOL, "1", 0, 1,                                 \
+      "Read Python frames from the interpreter's memory (CPython 3.10-3.13), also on threads "    \
+      "that released the GIL (docs/python-frames.md); 0: only through CPython's C API, on "       \
+      "threads holding the GIL.")                                                                  \
     X(OUTPUT, "CUDAFRAG_OUTPUT", CF_STRING, "cudafrag-%e-%p", 0, 0,                                \
       "Report path pattern without extension (.txt and .json are added); %p pid, %e executable, " \
       "%h host, %r rank (RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID), %% a percent sign. "           \
