@@ -32,8 +32,10 @@ struct block {
     uint8_t data[BLOCK_BYTES];
 };
 
+/* lock: taken by its thread for every event, and by the writer (try only) to
+ * take a partial block: one word, no call into libc. */
 struct tbuf {
-    pthread_mutex_t lock;
+    struct cf_lock lock;
     struct block *cur;
     uint32_t tid;
     bool dead; /* its thread exited: the writer reuses it */
@@ -122,11 +124,11 @@ static void enqueue(struct block *b)
 static void thread_gone(void *arg)
 {
     struct tbuf *t = arg;
-    pthread_mutex_lock(&t->lock);
+    cf_lock(&t->lock);
     struct block *b = t->cur;
     t->cur = NULL;
     t->dead = true;
-    pthread_mutex_unlock(&t->lock);
+    cf_unlock(&t->lock);
     if (b && b->nevents) enqueue(b);
 }
 
@@ -145,8 +147,7 @@ static struct tbuf *tbuf_get(void)
     if (t == NULL) {
         t = cf_meta_alloc(sizeof *t);
         if (t == NULL) return NULL;
-        memset(t, 0, sizeof *t);
-        pthread_mutex_init(&t->lock, NULL);
+        memset(t, 0, sizeof *t); /* the lock free */
         pthread_mutex_lock(&q_lock);
         t->next = tbufs;
         tbufs = t;
@@ -171,7 +172,7 @@ void cf_trace_emit(const struct cf_event *e)
     if (!cf_trace_on() || cf_rec_replaying) return;
     struct tbuf *t = tbuf_get();
     if (t == NULL) return;
-    pthread_mutex_lock(&t->lock);
+    cf_lock(&t->lock);
     if (t->cur == NULL) t->cur = block_new(t->tid);
     if (t->cur && !cf_ev_encode(&t->cur->enc, e)) {
         /* Queued under the thread's lock: its blocks reach the file in order. */
@@ -184,8 +185,7 @@ void cf_trace_emit(const struct cf_event *e)
         t->cur->defs |= e->type == CF_EV_SITE || e->type == CF_EV_MODULE || e->type == CF_EV_END ||
                         e->type == CF_EV_PYFRAME;
     }
-    pthread_mutex_unlock(&t->lock);
-    __atomic_add_fetch(&events_total, 1, __ATOMIC_RELAXED);
+    cf_unlock(&t->lock);
 }
 
 /* ---- the file ---- */
@@ -239,8 +239,11 @@ struct chunk_header {
     uint32_t magic, flags, tid, nevents, raw_len, stored_len;
 };
 
+/* With file_lock held. Events are counted here, a block at a time, rather than
+ * by every emit in a word all threads would share. */
 static void write_block(struct block *b)
 {
+    events_total += b->nevents;
     struct chunk_header h = {.magic = CF_CHUNK_MAGIC,
                              .flags = b->defs ? CF_CHUNK_DEFS : 0,
                              .tid = b->tid,
@@ -294,13 +297,13 @@ static void collect_partial(void)
 {
     pthread_mutex_lock(&q_lock);
     for (struct tbuf *t = tbufs; t; t = t->next) {
-        if (pthread_mutex_trylock(&t->lock) != 0) continue; /* busy now: next round */
+        if (!cf_lock_try(&t->lock)) continue; /* busy now: next round */
         struct block *b = t->cur;
         if (b && b->nevents) {
             t->cur = NULL;
             enqueue_locked(b);
         }
-        pthread_mutex_unlock(&t->lock);
+        cf_unlock(&t->lock);
     }
     pthread_mutex_unlock(&q_lock);
 }
@@ -385,6 +388,17 @@ static bool lock_bounded(pthread_mutex_t *m)
     return pthread_mutex_timedlock(m, &until) == 0;
 }
 
+/* The same for a thread's buffer lock: tries for up to 200 ms. */
+static bool tbuf_lock_bounded(struct cf_lock *l)
+{
+    for (int i = 0; i < 200; i++) {
+        if (cf_lock_try(l)) return true;
+        struct timespec ms = {0, 1000000L};
+        nanosleep(&ms, NULL);
+    }
+    return false;
+}
+
 /* Queues every thread's partial block; false when a lock could not be taken. */
 static bool collect_all(void)
 {
@@ -396,14 +410,14 @@ static bool collect_all(void)
      * without the queue's: the other order would deadlock. Buffers are never freed,
      * so walking the list from a head read once is safe. */
     for (struct tbuf *t = head; t; t = t->next) {
-        if (!lock_bounded(&t->lock)) {
+        if (!tbuf_lock_bounded(&t->lock)) {
             whole = false;
             continue;
         }
         struct block *b = t->cur;
         t->cur = NULL;
         if (b && b->nevents) enqueue(b);
-        pthread_mutex_unlock(&t->lock);
+        cf_unlock(&t->lock);
     }
     return whole;
 }
