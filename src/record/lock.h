@@ -40,8 +40,7 @@ static inline void cf_lock(struct cf_lock *l)
 static inline bool cf_lock_try(struct cf_lock *l)
 {
     int free_ = 0;
-    return __atomic_compare_exchange_n(&l->v, &free_, 1, false, __ATOMIC_ACQUIRE,
-                                       __ATOMIC_RELAXED);
+    return __atomic_compare_exchange_n(&l->v, &free_, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
 }
 
 static inline void cf_unlock(struct cf_lock *l)

@@ -26,7 +26,7 @@ static uint64_t any(void)
     return bits == 64 ? rnd() : rnd() & ((1ull << bits) - 1);
 }
 
-static const uint8_t types[] = {CF_EV_ALLOC, CF_EV_FREE, CF_EV_CALL, CF_EV_GRAPH_NODE,
+static const uint8_t types[] = {CF_EV_ALLOC, CF_EV_FREE,   CF_EV_CALL,   CF_EV_GRAPH_NODE,
                                 CF_EV_POOL,  CF_EV_SERIES, CF_EV_MEMINFO};
 
 static void random_event(struct cf_event *e, uint64_t *seq, uint64_t *t)
