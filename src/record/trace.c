@@ -24,21 +24,26 @@
 
 #define BLOCK_BYTES (64u * 1024u)
 
+/* What every event changes (the encoder's state, the count) comes first, in the
+ * block's first cache line (a block is page-aligned); the writer's fields after it.
+ * The events start on a line of their own. */
 struct block {
-    struct block *next;
-    uint32_t tid, nevents;
-    bool defs; /* holds a SITE, MODULE, PYFRAME or END event */
     struct cf_enc enc;
-    uint8_t data[BLOCK_BYTES];
+    uint32_t nevents;
+    bool defs; /* holds a SITE, MODULE, PYFRAME or END event */
+    struct block *next;
+    uint32_t tid;
+    uint8_t data[BLOCK_BYTES] __attribute__((aligned(64)));
 };
 
 /* lock: taken by its thread for every event, and by the writer (try only) to
  * take a partial block: one word, no call into libc. */
 struct tbuf {
     struct cf_lock lock;
+    bool dead; /* its thread exited: the writer reuses it */
+    bool off;  /* the trace is finished: its thread appends no more */
     struct block *cur;
     uint32_t tid;
-    bool dead; /* its thread exited: the writer reuses it */
     struct tbuf *next;
 };
 
@@ -167,12 +172,21 @@ bool cf_trace_on(void)
     return s == T_BUFFERING || s == T_WRITING;
 }
 
+/* A thread that has its buffer reads nothing shared to find out whether to trace:
+ * the finish marks every buffer off. Without one, the state decides. */
 void cf_trace_emit(const struct cf_event *e)
 {
-    if (!cf_trace_on() || cf_rec_replaying) return;
-    struct tbuf *t = tbuf_get();
-    if (t == NULL) return;
+    struct tbuf *t = my_tbuf;
+    if (CF_UNLIKELY(t == NULL)) {
+        if (!cf_trace_on() || cf_rec_replaying) return;
+        t = tbuf_get();
+        if (t == NULL) return;
+    }
     cf_lock(&t->lock);
+    if (CF_UNLIKELY(t->off)) {
+        cf_unlock(&t->lock);
+        return;
+    }
     if (t->cur == NULL) t->cur = block_new(t->tid);
     if (t->cur && !cf_ev_encode(&t->cur->enc, e)) {
         /* Queued under the thread's lock: its blocks reach the file in order. */
@@ -331,6 +345,24 @@ static void *writer(void *arg)
 
 /* ---- start and finish ---- */
 
+static bool lock_bounded(pthread_mutex_t *m);
+static bool tbuf_lock_bounded(struct cf_lock *l);
+
+/* Tracing ends without a file: every thread's buffer stops taking events (a thread
+ * with a buffer does not look at the state); what they held is dropped. Locks are
+ * taken as in collect_all, never for long. */
+static void buffers_off(void)
+{
+    if (!lock_bounded(&q_lock)) return;
+    struct tbuf *head = tbufs;
+    pthread_mutex_unlock(&q_lock);
+    for (struct tbuf *t = head; t; t = t->next) {
+        if (!tbuf_lock_bounded(&t->lock)) continue;
+        t->off = true;
+        cf_unlock(&t->lock);
+    }
+}
+
 void cf_trace_init(uint64_t flush_ms)
 {
     flush_ns = (flush_ms ? flush_ms : 1) * 1000000u;
@@ -365,6 +397,7 @@ int cf_trace_open(const char *path, const void *header, uint32_t header_len)
     trace_header = cf_meta_alloc(header_len + 1u);
     if (trace_header == NULL) {
         __atomic_store_n(&state, T_OFF, __ATOMIC_RELAXED);
+        buffers_off();
         return -1;
     }
     memcpy(trace_header, header, header_len);
@@ -416,6 +449,7 @@ static bool collect_all(void)
         }
         struct block *b = t->cur;
         t->cur = NULL;
+        t->off = true;
         if (b && b->nevents) enqueue(b);
         cf_unlock(&t->lock);
     }
@@ -427,6 +461,7 @@ void cf_trace_finish(struct cf_trace_totals *totals)
 {
     int s = __atomic_exchange_n(&state, T_FINISHED, __ATOMIC_RELAXED);
     if (totals) *totals = (struct cf_trace_totals){0};
+    if (s == T_BUFFERING) buffers_off();
     if (s != T_WRITING) return;
     bool whole = collect_all();
     if (whole && lock_bounded(&file_lock)) {
