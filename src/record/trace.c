@@ -137,7 +137,7 @@ static void thread_gone(void *arg)
     if (b && b->nevents) enqueue(b);
 }
 
-static struct tbuf *tbuf_get(void)
+__attribute__((noinline)) static struct tbuf *tbuf_get(void)
 {
     if (my_tbuf) return my_tbuf;
     struct tbuf *t = NULL;
@@ -174,14 +174,9 @@ bool cf_trace_on(void)
 
 /* A thread that has its buffer reads nothing shared to find out whether to trace:
  * the finish marks every buffer off. Without one, the state decides. */
-void cf_trace_emit(const struct cf_event *e)
+/* e into t's block, under t's lock. */
+__attribute__((noinline)) static void append(struct tbuf *t, const struct cf_event *e)
 {
-    struct tbuf *t = my_tbuf;
-    if (CF_UNLIKELY(t == NULL)) {
-        if (!cf_trace_on() || cf_rec_replaying) return;
-        t = tbuf_get();
-        if (t == NULL) return;
-    }
     cf_lock(&t->lock);
     if (CF_UNLIKELY(t->off)) {
         cf_unlock(&t->lock);
@@ -200,6 +195,19 @@ void cf_trace_emit(const struct cf_event *e)
                         e->type == CF_EV_PYFRAME;
     }
     cf_unlock(&t->lock);
+}
+
+/* Small, so that it is inlined where events are emitted: with the trace off an
+ * event costs a thread-local load and a load of the state. */
+void cf_trace_emit(const struct cf_event *e)
+{
+    struct tbuf *t = my_tbuf;
+    if (CF_UNLIKELY(t == NULL)) {
+        if (!cf_trace_on() || cf_rec_replaying) return;
+        t = tbuf_get();
+        if (t == NULL) return;
+    }
+    append(t, e);
 }
 
 /* ---- the file ---- */
