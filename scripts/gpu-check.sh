@@ -6,7 +6,9 @@
 #   scripts/gpu-check.sh --prepare [BUILD_DIR]
 #       On the build machine: fill .gpu/ with libcudafrag.so (and the libunwind it
 #       loads), the cudafrag command, the workloads from BUILD_DIR (default: build)
-#       and the GPU programs compiled with nvcc.
+#       and the GPU programs compiled with nvcc. BENCH_BEFORE=LIB also copies another
+#       build's libcudafrag.so (e.g. main's) for the hook-cost benchmark to time beside
+#       this one.
 #   scripts/gpu-check.sh [--only REGEX] [--steps N] [--no-bench | --bench-only]
 #       On the GPU machine, from the repository root holding .gpu/. Results go to
 #       $OUT (default $TMPDIR/cudafrag-gpu-check): table.txt, log.txt, bench.txt and
@@ -90,6 +92,9 @@ prepare() {
     done
     compile_gpu_programs
     [ -x "$build/bench/hook/bench_hook" ] && cp -L "$build/bench/hook/bench_hook" "$GPU_DIR/"
+    if [ -n "${BENCH_BEFORE:-}" ]; then
+        cp -L "$BENCH_BEFORE" "$GPU_DIR/libcudafrag-before.so" || die "no library $BENCH_BEFORE"
+    fi
     local kib
     kib=$(du -sk "$GPU_DIR" | cut -f1)
     ls -l "$GPU_DIR"
@@ -200,20 +205,25 @@ run_frameworks() {
 # Hook cost on the real driver: bench_hook's cudaMallocAsync/FreeAsync and
 # cudaMalloc/Free loops 24 frames deep, without cudafrag and preloaded (stacks off,
 # depth 16, each with and without the trace), interleaved, REPS repetitions; the
-# medians of (with - without) per call.
+# medians of (with - without) per call. With .gpu/libcudafrag-before.so (--prepare
+# with BENCH_BEFORE) that library runs too, trace on, in the same rotation.
 run_hook_bench() {
-    local b="$GPU_DIR/bench_hook" reps=${BENCH_REPS:-5} i cfg out
+    local b="$GPU_DIR/bench_hook" reps=${BENCH_REPS:-5} i cfg out cfgs="base d0 d0t d16 d16t"
+    local before="$GPU_DIR/libcudafrag-before.so"
     [ -x "$b" ] || { echo "no bench_hook in .gpu"; return; }
+    [ -e "$before" ] && cfgs="$cfgs b0t b16t"
     local rows="$OUT/bench_rows.txt"
     : >"$rows"
     for i in $(seq "$reps"); do
-        for cfg in base d0 d0t d16 d16t; do
+        for cfg in $cfgs; do
             case $cfg in
             base) out=$("$b" loop 1000 24) ;;
             d0) out=$(env LD_PRELOAD="$GPU_DIR/libcudafrag.so" CUDAFRAG_OUTPUT= CUDAFRAG_STDERR=0 CUDAFRAG_STACK_DEPTH=0 "$b" loop 1000 24) ;;
             d0t) out=$(env LD_PRELOAD="$GPU_DIR/libcudafrag.so" CUDAFRAG_OUTPUT="$OUT/bench-t" CUDAFRAG_STDERR=0 CUDAFRAG_JSON=0 CUDAFRAG_TRACE=1 CUDAFRAG_STACK_DEPTH=0 "$b" loop 1000 24) ;;
             d16) out=$(env LD_PRELOAD="$GPU_DIR/libcudafrag.so" CUDAFRAG_OUTPUT= CUDAFRAG_STDERR=0 CUDAFRAG_STACK_DEPTH=16 "$b" loop 1000 24) ;;
             d16t) out=$(env LD_PRELOAD="$GPU_DIR/libcudafrag.so" CUDAFRAG_OUTPUT="$OUT/bench-t" CUDAFRAG_STDERR=0 CUDAFRAG_JSON=0 CUDAFRAG_TRACE=1 CUDAFRAG_STACK_DEPTH=16 "$b" loop 1000 24) ;;
+            b0t) out=$(env LD_PRELOAD="$before" CUDAFRAG_OUTPUT="$OUT/bench-t" CUDAFRAG_STDERR=0 CUDAFRAG_JSON=0 CUDAFRAG_TRACE=1 CUDAFRAG_STACK_DEPTH=0 "$b" loop 1000 24) ;;
+            b16t) out=$(env LD_PRELOAD="$before" CUDAFRAG_OUTPUT="$OUT/bench-t" CUDAFRAG_STDERR=0 CUDAFRAG_JSON=0 CUDAFRAG_TRACE=1 CUDAFRAG_STACK_DEPTH=16 "$b" loop 1000 24) ;;
             esac
             echo "$i $cfg $(echo "$out" | awk '$1 == "async_ns_per_call" { a = $2 } $1 == "sync_ns_per_call" { s = $2 } END { print a, s }')" >>"$rows"
         done
@@ -229,8 +239,10 @@ base = by.get("base", {})
 print("| configuration | async ns/call | async over native | sync ns/call | sync over native |")
 print("|---|---|---|---|---|")
 names = {"base": "without cudafrag", "d0": "stacks off", "d0t": "stacks off, trace on",
-         "d16": "depth 16", "d16t": "depth 16, trace on"}
-for cfg in ("base", "d0", "d0t", "d16", "d16t"):
+         "d16": "depth 16", "d16t": "depth 16, trace on",
+         "b0t": "before (libcudafrag-before.so): stacks off, trace on",
+         "b16t": "before (libcudafrag-before.so): depth 16, trace on"}
+for cfg in ("base", "d0", "d0t", "d16", "d16t", "b0t", "b16t"):
     runs = by.get(cfg, {})
     if not runs:
         continue

@@ -11,7 +11,9 @@
 # Knobs (environment): REPS (default 11), ITERS (pairs per pass, default 1000), NEST
 # (frames above the loop, default 24), EVICT_KIB (default 0: KiB of a private buffer
 # touched before every call, so that each call starts with cold caches as under a
-# real driver; 2048 evicts L1 and L2; only the calls are timed then).
+# real driver; 2048 evicts L1 and L2; only the calls are timed then), TRACE (1: every
+# run with cudafrag writes a trace, CUDAFRAG_TRACE=1, as the hook-cost target is
+# stated), LOOPS (loop: both loops, the default; async or sync: that one only).
 set -eu
 if [ $# -lt 3 ] || [ $# -gt 4 ]; then
     echo "usage: $0 BENCH_HOOK LIB_BEFORE LIB_AFTER [LIBRARY_PATH]" >&2
@@ -19,12 +21,18 @@ if [ $# -lt 3 ] || [ $# -gt 4 ]; then
 fi
 hook=$1 before=$2 after=$3 libpath=${4:-${LD_LIBRARY_PATH:-}}
 reps=${REPS:-11} iters=${ITERS:-1000} nest=${NEST:-24} evict=${EVICT_KIB:-0}
+trace=${TRACE:-0} loops=${LOOPS:-loop}
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 common() {
-    env LD_LIBRARY_PATH="$libpath" SIMCUDA_MEM=16G CUDAFRAG_STDERR=0 CUDAFRAG_OUTPUT= "$@"
+    if [ "$trace" = 1 ]; then
+        env LD_LIBRARY_PATH="$libpath" SIMCUDA_MEM=16G CUDAFRAG_STDERR=0 CUDAFRAG_JSON=0 \
+            CUDAFRAG_TRACE=1 CUDAFRAG_OUTPUT="$tmp/t" "$@"
+    else
+        env LD_LIBRARY_PATH="$libpath" SIMCUDA_MEM=16G CUDAFRAG_STDERR=0 CUDAFRAG_OUTPUT= "$@"
+    fi
 }
 value() { awk -v k="$1" '$1 == k { print $2 }'; }
 
@@ -32,12 +40,13 @@ i=0
 while [ "$i" -lt "$reps" ]; do
     for cfg in base b0 a0 b16 a16; do
         case $cfg in
-        base) common "$hook" loop "$iters" "$nest" "$evict" ;;
-        b0) common LD_PRELOAD="$before" CUDAFRAG_STACK_DEPTH=0 "$hook" loop "$iters" "$nest" "$evict" ;;
-        a0) common LD_PRELOAD="$after" CUDAFRAG_STACK_DEPTH=0 "$hook" loop "$iters" "$nest" "$evict" ;;
-        b16) common LD_PRELOAD="$before" CUDAFRAG_STACK_DEPTH=16 "$hook" loop "$iters" "$nest" "$evict" ;;
-        a16) common LD_PRELOAD="$after" CUDAFRAG_STACK_DEPTH=16 "$hook" loop "$iters" "$nest" "$evict" ;;
+        base) common "$hook" "$loops" "$iters" "$nest" "$evict" ;;
+        b0) common LD_PRELOAD="$before" CUDAFRAG_STACK_DEPTH=0 "$hook" "$loops" "$iters" "$nest" "$evict" ;;
+        a0) common LD_PRELOAD="$after" CUDAFRAG_STACK_DEPTH=0 "$hook" "$loops" "$iters" "$nest" "$evict" ;;
+        b16) common LD_PRELOAD="$before" CUDAFRAG_STACK_DEPTH=16 "$hook" "$loops" "$iters" "$nest" "$evict" ;;
+        a16) common LD_PRELOAD="$after" CUDAFRAG_STACK_DEPTH=16 "$hook" "$loops" "$iters" "$nest" "$evict" ;;
         esac >"$tmp/out"
+        rm -f "$tmp"/t.*
         echo "$i $cfg $(value async_ns_per_call <"$tmp/out") $(value sync_ns_per_call <"$tmp/out")" \
             >>"$tmp/loops"
     done
@@ -56,12 +65,14 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else
 
 passes=50
 [ "$evict" -gt 0 ] && passes=10
-echo "## Before / after ($reps repetitions, fastest of $passes passes of $iters pairs, loop $nest frames deep, $evict KiB evicted before each call)"
+tr=$([ "$trace" = 1 ] && echo ", trace on" || echo "")
+echo "## Before / after ($reps repetitions, fastest of $passes passes of $iters pairs, loop $nest frames deep, $evict KiB evicted before each call$tr)"
 echo
 echo "| loop | without cudafrag | stacks off: before | after | overhead before | after | ratio | depth 16: before | after | overhead before | after | ratio |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for loop in async:3 sync:4; do
     name=${loop%:*} col=${loop#*:}
+    [ "$loops" = loop ] || [ "$loops" = "$name" ] || continue
     label=$([ "$name" = async ] && echo "cudaMallocAsync + cudaFreeAsync" || echo "cudaMalloc + cudaFree")
     ob0=$(overhead b0 "$col") oa0=$(overhead a0 "$col")
     ob16=$(overhead b16 "$col") oa16=$(overhead a16 "$col")

@@ -79,7 +79,7 @@ static void store_oom(const struct cf_event *e, struct cf_site *site)
     pthread_mutex_unlock(&misc_lock);
 }
 
-bool cf_apply_alloc(struct cf_event *e, struct cf_site *site, struct cf_alloc *copy)
+bool cf_apply_alloc(struct cf_event *e, struct cf_site *site, struct cf_alloc_brief *brief)
 {
     bool ok = e->result == 0;
     cf_metrics_api((enum cf_api)e->api, ok ? e->size : 0, (int)e->result, e->ns);
@@ -101,11 +101,12 @@ bool cf_apply_alloc(struct cf_event *e, struct cf_site *site, struct cf_alloc *c
     a->pool_rec = pool;
     cf_metrics_size(a->requested);
     if (a->shadowed) cf_shadow_alloc(a->addr, a->requested, a->device < 0 ? 0 : a->device);
-    *copy = *a; /* once inserted, another thread may free a */
+    /* once inserted, another thread may free a */
+    *brief = (struct cf_alloc_brief){
+        .stream = a->stream, .pool = a->pool, .device = a->device, .kind = a->kind};
     uint64_t seq = 0;
     bool new_peak = cf_live_insert(a, site, pool, &seq);
     if (!cf_rec_replaying) e->seq = seq;
-    copy->seq = seq;
     return new_peak;
 }
 
@@ -207,7 +208,7 @@ static struct cf_site *site_by_id(uint32_t id)
 void cf_rec_apply_event(const struct cf_event *ev)
 {
     struct cf_event e = *ev;
-    struct cf_alloc copy;
+    struct cf_alloc_brief brief;
     cf_rec_init();
     /* A SITE names the API it was first seen with, used as an index in the report. */
     bool has_api = e.type == CF_EV_ALLOC || e.type == CF_EV_FREE || e.type == CF_EV_CALL ||
@@ -215,7 +216,7 @@ void cf_rec_apply_event(const struct cf_event *ev)
     if (has_api && e.api >= CF_API_COUNT) return; /* a damaged or newer trace */
     switch (e.type) {
     case CF_EV_ALLOC:
-        cf_apply_alloc(&e, site_by_id(e.site), &copy);
+        cf_apply_alloc(&e, site_by_id(e.site), &brief);
         break;
     case CF_EV_FREE:
         cf_apply_free(&e, cf_apply_free_begin(e.addr, e.t_ns));

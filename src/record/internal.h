@@ -252,8 +252,16 @@ void cf_pool_apply(const struct cf_event *e);
 uint64_t cf_pool_apply_seq(const struct cf_event *e); /* seq of a footprint change, or 0 */
 
 /* ---- sample.c: the documented driver calls ---- */
+/* What the sampling after an allocation needs to know of it: once inserted, the
+ * node may be freed by another thread. (A copy of the whole node cost three
+ * cache lines of stack on every allocation.) */
+struct cf_alloc_brief {
+    uint64_t stream, pool;
+    int32_t device;
+    uint8_t kind;
+};
 int cf_sample_resolve_device(int device);
-void cf_sample_after_alloc(const struct cf_alloc *a, bool new_peak, uint64_t now);
+void cf_sample_after_alloc(const struct cf_alloc_brief *a, bool new_peak, uint64_t now);
 /* cuMemGetInfo at an allocation failure: free and total, 0 when unknown. */
 void cf_sample_oom(uint64_t stream, int device, uint64_t *free_b, uint64_t *total_b);
 void cf_sample_pool_now(uint64_t pool, int device);
@@ -261,8 +269,8 @@ void cf_sample_configure(uint64_t interval_ns);
 
 /* ---- apply.c: events to tables, shared by the process and the replay ---- */
 struct cf_event;
-/* Returns true at a new footprint peak; *copy is the entry as inserted. */
-bool cf_apply_alloc(struct cf_event *e, struct cf_site *site, struct cf_alloc *copy);
+/* Returns true at a new footprint peak; *brief describes the entry as inserted. */
+bool cf_apply_alloc(struct cf_event *e, struct cf_site *site, struct cf_alloc_brief *brief);
 /* Takes addr out of the live set (NULL: not live), then cf_apply_free finishes. */
 struct cf_alloc *cf_apply_free_begin(uint64_t addr, uint64_t now);
 void cf_apply_free(struct cf_event *e, struct cf_alloc *a);

@@ -36,6 +36,13 @@ static inline void cf_lock(struct cf_lock *l)
     cf_lock_wait(l);
 }
 
+/* True when taken; never waits. */
+static inline bool cf_lock_try(struct cf_lock *l)
+{
+    int free_ = 0;
+    return __atomic_compare_exchange_n(&l->v, &free_, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
 static inline void cf_unlock(struct cf_lock *l)
 {
     if (CF_UNLIKELY(__atomic_exchange_n(&l->v, 0, __ATOMIC_RELEASE) == 2)) cf_lock_wake(l);

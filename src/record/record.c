@@ -24,6 +24,7 @@ const char *const cf_kind_name[CF_KIND_COUNT] = {
 };
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+bool cf_rec_ready; /* init_record has run: cf_rec_init is a load from then on */
 
 static void init_record(void)
 {
@@ -35,9 +36,10 @@ static void init_record(void)
     if (cf_opt_bool(CF_OPT_TRACE) && !cf_rec_replaying)
         cf_trace_init((uint64_t)cf_opt_int(CF_OPT_TRACE_FLUSH_MS));
     pthread_atfork(cf_rec_atfork_prepare, cf_rec_atfork_parent, cf_rec_atfork_child);
+    __atomic_store_n(&cf_rec_ready, true, __ATOMIC_RELEASE);
 }
 
-void cf_rec_init(void)
+void cf_rec_init_once(void)
 {
     /* No constructor is needed: a hook may fire before constructors run, and every
      * lock of the record is statically initialised. */
@@ -92,10 +94,10 @@ __attribute__((noinline)) void cf_rec_alloc(const struct cf_alloc_info *ai)
     e.flags = alloc_flags(ai, &e.granted);
     if (!ok || ai->addr != 0) e.device = cf_sample_resolve_device(ai->device);
     if (!ok && ai->oom) cf_sample_oom(ai->stream, e.device, &e.v[0], &e.v[1]);
-    struct cf_alloc copy;
-    bool new_peak = cf_apply_alloc(&e, site, &copy);
+    struct cf_alloc_brief brief = {.device = -1}; /* unset when nothing was inserted */
+    bool new_peak = cf_apply_alloc(&e, site, &brief);
     cf_emit(&e);
-    if (ok && ai->addr != 0) cf_sample_after_alloc(&copy, new_peak, now);
+    if (ok && ai->addr != 0) cf_sample_after_alloc(&brief, new_peak, now);
 }
 
 /* No clock here: a free's time is when the real call returned (cf_rec_free_end);

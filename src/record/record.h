@@ -298,8 +298,16 @@ void cf_rec_apply_event(const struct cf_event *e);
 /* Frames of replayed sites are CF_FRAME(module id, offset) values. */
 
 /* Idempotent; called lazily by every cf_rec_* and by the library constructor.
- * Registers the fork handlers below with pthread_atfork. */
-void cf_rec_init(void);
+ * Registers the fork handlers below with pthread_atfork. Inline: every
+ * intercepted call asks, and once the record is set up the answer is one load
+ * (pthread_once is a call into libc each time). */
+extern bool cf_rec_ready;
+void cf_rec_init_once(void);
+static inline void cf_rec_init(void)
+{
+    if (__builtin_expect(__atomic_load_n(&cf_rec_ready, __ATOMIC_ACQUIRE), 1)) return;
+    cf_rec_init_once();
+}
 void cf_rec_atfork_prepare(void);
 void cf_rec_atfork_parent(void);
 void cf_rec_atfork_child(void);

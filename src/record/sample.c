@@ -128,7 +128,7 @@ static uint64_t peak_of(int device)
     return __atomic_load_n(&cf_rec.dev[device].peak_footprint, __ATOMIC_RELAXED);
 }
 
-void cf_sample_after_alloc(const struct cf_alloc *a, bool new_peak, uint64_t now)
+void cf_sample_after_alloc(const struct cf_alloc_brief *a, bool new_peak, uint64_t now)
 {
     /* The rate limit comes first: cf_driver() is not free while libcuda is absent. */
     bool want_dev = new_peak && a->device >= 0 && a->device < CF_MAX_DEVICES &&

@@ -24,19 +24,26 @@
 
 #define BLOCK_BYTES (64u * 1024u)
 
+/* What every event changes (the encoder's state, the count) comes first, in the
+ * block's first cache line (a block is page-aligned); the writer's fields after it.
+ * The events start on a line of their own. */
 struct block {
-    struct block *next;
-    uint32_t tid, nevents;
-    bool defs; /* holds a SITE, MODULE, PYFRAME or END event */
     struct cf_enc enc;
-    uint8_t data[BLOCK_BYTES];
+    uint32_t nevents;
+    bool defs; /* holds a SITE, MODULE, PYFRAME or END event */
+    struct block *next;
+    uint32_t tid;
+    uint8_t data[BLOCK_BYTES] __attribute__((aligned(64)));
 };
 
+/* lock: taken by its thread for every event, and by the writer (try only) to
+ * take a partial block: one word, no call into libc. */
 struct tbuf {
-    pthread_mutex_t lock;
+    struct cf_lock lock;
+    bool dead; /* its thread exited: the writer reuses it */
+    bool off;  /* the trace is finished: its thread appends no more */
     struct block *cur;
     uint32_t tid;
-    bool dead; /* its thread exited: the writer reuses it */
     struct tbuf *next;
 };
 
@@ -122,15 +129,15 @@ static void enqueue(struct block *b)
 static void thread_gone(void *arg)
 {
     struct tbuf *t = arg;
-    pthread_mutex_lock(&t->lock);
+    cf_lock(&t->lock);
     struct block *b = t->cur;
     t->cur = NULL;
     t->dead = true;
-    pthread_mutex_unlock(&t->lock);
+    cf_unlock(&t->lock);
     if (b && b->nevents) enqueue(b);
 }
 
-static struct tbuf *tbuf_get(void)
+__attribute__((noinline)) static struct tbuf *tbuf_get(void)
 {
     if (my_tbuf) return my_tbuf;
     struct tbuf *t = NULL;
@@ -145,8 +152,7 @@ static struct tbuf *tbuf_get(void)
     if (t == NULL) {
         t = cf_meta_alloc(sizeof *t);
         if (t == NULL) return NULL;
-        memset(t, 0, sizeof *t);
-        pthread_mutex_init(&t->lock, NULL);
+        memset(t, 0, sizeof *t); /* the lock free */
         pthread_mutex_lock(&q_lock);
         t->next = tbufs;
         tbufs = t;
@@ -166,12 +172,16 @@ bool cf_trace_on(void)
     return s == T_BUFFERING || s == T_WRITING;
 }
 
-void cf_trace_emit(const struct cf_event *e)
+/* A thread that has its buffer reads nothing shared to find out whether to trace:
+ * the finish marks every buffer off. Without one, the state decides. */
+/* e into t's block, under t's lock. */
+__attribute__((noinline)) static void append(struct tbuf *t, const struct cf_event *e)
 {
-    if (!cf_trace_on() || cf_rec_replaying) return;
-    struct tbuf *t = tbuf_get();
-    if (t == NULL) return;
-    pthread_mutex_lock(&t->lock);
+    cf_lock(&t->lock);
+    if (CF_UNLIKELY(t->off)) {
+        cf_unlock(&t->lock);
+        return;
+    }
     if (t->cur == NULL) t->cur = block_new(t->tid);
     if (t->cur && !cf_ev_encode(&t->cur->enc, e)) {
         /* Queued under the thread's lock: its blocks reach the file in order. */
@@ -184,8 +194,20 @@ void cf_trace_emit(const struct cf_event *e)
         t->cur->defs |= e->type == CF_EV_SITE || e->type == CF_EV_MODULE || e->type == CF_EV_END ||
                         e->type == CF_EV_PYFRAME;
     }
-    pthread_mutex_unlock(&t->lock);
-    __atomic_add_fetch(&events_total, 1, __ATOMIC_RELAXED);
+    cf_unlock(&t->lock);
+}
+
+/* Small, so that it is inlined where events are emitted: with the trace off an
+ * event costs a thread-local load and a load of the state. */
+void cf_trace_emit(const struct cf_event *e)
+{
+    struct tbuf *t = my_tbuf;
+    if (CF_UNLIKELY(t == NULL)) {
+        if (!cf_trace_on() || cf_rec_replaying) return;
+        t = tbuf_get();
+        if (t == NULL) return;
+    }
+    append(t, e);
 }
 
 /* ---- the file ---- */
@@ -239,8 +261,11 @@ struct chunk_header {
     uint32_t magic, flags, tid, nevents, raw_len, stored_len;
 };
 
+/* With file_lock held. Events are counted here, a block at a time, rather than
+ * by every emit in a word all threads would share. */
 static void write_block(struct block *b)
 {
+    events_total += b->nevents;
     struct chunk_header h = {.magic = CF_CHUNK_MAGIC,
                              .flags = b->defs ? CF_CHUNK_DEFS : 0,
                              .tid = b->tid,
@@ -294,13 +319,13 @@ static void collect_partial(void)
 {
     pthread_mutex_lock(&q_lock);
     for (struct tbuf *t = tbufs; t; t = t->next) {
-        if (pthread_mutex_trylock(&t->lock) != 0) continue; /* busy now: next round */
+        if (!cf_lock_try(&t->lock)) continue; /* busy now: next round */
         struct block *b = t->cur;
         if (b && b->nevents) {
             t->cur = NULL;
             enqueue_locked(b);
         }
-        pthread_mutex_unlock(&t->lock);
+        cf_unlock(&t->lock);
     }
     pthread_mutex_unlock(&q_lock);
 }
@@ -327,6 +352,24 @@ static void *writer(void *arg)
 }
 
 /* ---- start and finish ---- */
+
+static bool lock_bounded(pthread_mutex_t *m);
+static bool tbuf_lock_bounded(struct cf_lock *l);
+
+/* Tracing ends without a file: every thread's buffer stops taking events (a thread
+ * with a buffer does not look at the state); what they held is dropped. Locks are
+ * taken as in collect_all, never for long. */
+static void buffers_off(void)
+{
+    if (!lock_bounded(&q_lock)) return;
+    struct tbuf *head = tbufs;
+    pthread_mutex_unlock(&q_lock);
+    for (struct tbuf *t = head; t; t = t->next) {
+        if (!tbuf_lock_bounded(&t->lock)) continue;
+        t->off = true;
+        cf_unlock(&t->lock);
+    }
+}
 
 void cf_trace_init(uint64_t flush_ms)
 {
@@ -362,6 +405,7 @@ int cf_trace_open(const char *path, const void *header, uint32_t header_len)
     trace_header = cf_meta_alloc(header_len + 1u);
     if (trace_header == NULL) {
         __atomic_store_n(&state, T_OFF, __ATOMIC_RELAXED);
+        buffers_off();
         return -1;
     }
     memcpy(trace_header, header, header_len);
@@ -385,6 +429,17 @@ static bool lock_bounded(pthread_mutex_t *m)
     return pthread_mutex_timedlock(m, &until) == 0;
 }
 
+/* The same for a thread's buffer lock: tries for up to 200 ms. */
+static bool tbuf_lock_bounded(struct cf_lock *l)
+{
+    for (int i = 0; i < 200; i++) {
+        if (cf_lock_try(l)) return true;
+        struct timespec ms = {0, 1000000L};
+        nanosleep(&ms, NULL);
+    }
+    return false;
+}
+
 /* Queues every thread's partial block; false when a lock could not be taken. */
 static bool collect_all(void)
 {
@@ -396,14 +451,15 @@ static bool collect_all(void)
      * without the queue's: the other order would deadlock. Buffers are never freed,
      * so walking the list from a head read once is safe. */
     for (struct tbuf *t = head; t; t = t->next) {
-        if (!lock_bounded(&t->lock)) {
+        if (!tbuf_lock_bounded(&t->lock)) {
             whole = false;
             continue;
         }
         struct block *b = t->cur;
         t->cur = NULL;
+        t->off = true;
         if (b && b->nevents) enqueue(b);
-        pthread_mutex_unlock(&t->lock);
+        cf_unlock(&t->lock);
     }
     return whole;
 }
@@ -413,6 +469,7 @@ void cf_trace_finish(struct cf_trace_totals *totals)
 {
     int s = __atomic_exchange_n(&state, T_FINISHED, __ATOMIC_RELAXED);
     if (totals) *totals = (struct cf_trace_totals){0};
+    if (s == T_BUFFERING) buffers_off();
     if (s != T_WRITING) return;
     bool whole = collect_all();
     if (whole && lock_bounded(&file_lock)) {
