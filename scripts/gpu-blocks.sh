@@ -23,6 +23,8 @@ set -u -o pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 GPU_DIR="$ROOT/.gpu"
 CF="$GPU_DIR/bin/cudafrag"
+# The command reads DWARF and traces with the libraries carried in .gpu (libdw, libzstd).
+export LD_LIBRARY_PATH="$GPU_DIR:${CUDA_HOME:-/usr/local/cuda}/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 OUT=${OUT:-${TMPDIR:-/tmp}/cudafrag-gpu-blocks}
 STEPS=55
