@@ -174,6 +174,25 @@ static int small_block_at(struct sim_region *r, uintptr_t addr, uint32_t *slot)
     return 0;
 }
 
+/* A cuMemAlloc block at dptr goes back: CUDA_SUCCESS, or CUDA_ERROR_INVALID_VALUE
+ * when dptr starts none. Under the lock; the caller has synchronized what it must. */
+CUresult sim_mem_free_block(struct sim_region *r, CUdeviceptr dptr)
+{
+    uint32_t slot;
+    if (r->kind == SIM_R_LARGE && dptr == r->base) {
+        r->dev->free_calls++;
+        sim_region_free(r);
+        return CUDA_SUCCESS;
+    }
+    if (r->kind == SIM_R_SMALLPAGE && small_block_at(r, dptr, &slot) == 0 &&
+        dptr == r->base + (uintptr_t)slot * SIM_SMALL_ALIGN) {
+        r->dev->free_calls++;
+        small_free(r, slot);
+        return CUDA_SUCCESS;
+    }
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
 SIM_API CUresult cuMemFree_v2(CUdeviceptr dptr)
 {
     SIM_ENTRY();
@@ -186,22 +205,10 @@ SIM_API CUresult cuMemFree_v2(CUdeviceptr dptr)
         /* cudaFree implicitly synchronizes the device: nothing queued may
          * still touch the block when it goes back. */
         sim_drain_everything();
-        uint32_t slot;
         switch (r->kind) {
         case SIM_R_LARGE:
-            if (dptr == r->base) {
-                r->dev->free_calls++;
-                sim_region_free(r);
-                rc = CUDA_SUCCESS;
-            }
-            break;
         case SIM_R_SMALLPAGE:
-            if (small_block_at(r, dptr, &slot) == 0 &&
-                dptr == r->base + (uintptr_t)slot * SIM_SMALL_ALIGN) {
-                r->dev->free_calls++;
-                small_free(r, slot);
-                rc = CUDA_SUCCESS;
-            }
+            rc = sim_mem_free_block(r, dptr);
             break;
         case SIM_R_POOLCHUNK:
             rc = sim_pool_free_now(r, dptr);

@@ -372,6 +372,12 @@ static CUresult free_async(CUdeviceptr dptr, CUstream h, enum sim_default_stream
             rc = pool_free_async(r, dptr, st);
         else if (r && r->kind == SIM_R_GRAPH)
             rc = sim_graph_free_ptr(r, dptr);
+        else if (r && (r->kind == SIM_R_LARGE || r->kind == SIM_R_SMALLPAGE))
+            /* Measured on an H200 (driver 580.159.04): a stream-ordered free of
+             * cuMemAlloc memory succeeds outside a capture and frees the block (a
+             * later cuMemFree of it fails). Modelled as freed at once: no kernel
+             * runs here that could still use it. */
+            rc = sim_mem_free_block(r, dptr);
         else
             rc = CUDA_ERROR_INVALID_VALUE;
     }

@@ -298,6 +298,7 @@ void sim_drain_all(struct sim_stream *s);
 void sim_drain_ctx(struct sim_ctx *ctx);
 void sim_drain_device(struct sim_device *d);
 void sim_drain_everything(void);
+CUresult sim_mem_free_block(struct sim_region *r, CUdeviceptr dptr);
 /* Queue op on s and run it and everything it is ordered after: the
  * behaviour of a synchronous call. */
 void sim_run_now(struct sim_stream *s, struct sim_op *op);
