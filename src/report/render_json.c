@@ -36,6 +36,16 @@ static void k_u64(struct json *j, const char *k, uint64_t v)
     cf_buf_printf(j->b, "%" PRIu64, v);
 }
 
+/* A figure that a failed model does not know: null. */
+static void k_known(struct json *j, const char *k, uint64_t v, bool known)
+{
+    key(j, k);
+    if (known)
+        cf_buf_printf(j->b, "%" PRIu64, v);
+    else
+        cf_buf_puts(j->b, "null");
+}
+
 static void k_int(struct json *j, const char *k, long long v)
 {
     key(j, k);
@@ -436,27 +446,33 @@ static void marks(struct json *j, const struct cf_snap *s)
     k_u64(j, "marks_dropped", s->rec.marks_dropped);
 }
 
+/* A model that failed gives no figure: its byte counts and ratios are null. */
 static void arena_obj(struct json *j, const char *k, const struct cf_arena_stats *a)
 {
+    char why[256];
+    cf_render_arena_failure(a, why, sizeof why);
+    bool ok = why[0] == '\0';
     open_obj(j, k);
     k_bool(j, "active", a->active);
     k_bool(j, "vmm", a->vmm);
-    k_u64(j, "peak_live_bytes", a->peak_live);
-    k_u64(j, "peak_reserved_bytes", a->peak_reserved);
-    k_u64(j, "peak_mapped_bytes", a->peak_mapped);
-    k_u64(j, "live_bytes", a->live_now);
-    k_u64(j, "reserved_bytes", a->reserved_now);
-    k_u64(j, "mapped_bytes", a->mapped_now);
-    k_u64(j, "granules_mapped", a->granules_mapped);
-    k_u64(j, "granules_unmapped", a->granules_unmapped);
-    k_u64(j, "driver_calls", a->driver_calls);
+    k_bool(j, "failed", !ok);
+    k_str(j, "failure", ok ? NULL : why);
+    k_known(j, "peak_live_bytes", a->peak_live, ok);
+    k_known(j, "peak_reserved_bytes", a->peak_reserved, ok);
+    k_known(j, "peak_mapped_bytes", a->peak_mapped, ok);
+    k_known(j, "live_bytes", a->live_now, ok);
+    k_known(j, "reserved_bytes", a->reserved_now, ok);
+    k_known(j, "mapped_bytes", a->mapped_now, ok);
+    k_known(j, "granules_mapped", a->granules_mapped, ok);
+    k_known(j, "granules_unmapped", a->granules_unmapped, ok);
+    k_known(j, "driver_calls", a->driver_calls, ok);
     k_u64(j, "allocs_served", a->allocs_served);
     k_u64(j, "frees_served", a->frees_served);
     k_num(j, "alloc_time_s", (double)a->ns_in_alloc / 1e9);
     k_num(j, "free_time_s", (double)a->ns_in_free / 1e9);
     k_num(j, "fragmentation_at_peak",
-          a->peak_mapped ? 1.0 - (double)a->peak_live / (double)a->peak_mapped : NAN);
-    k_num(j, "external_fragmentation_at_peak", a->ext_frag_at_peak);
+          ok && a->peak_mapped ? 1.0 - (double)a->peak_live / (double)a->peak_mapped : NAN);
+    k_num(j, "external_fragmentation_at_peak", ok ? a->ext_frag_at_peak : NAN);
     k_u64(j, "ooms", a->ooms);
     close_obj(j);
 }
