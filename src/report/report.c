@@ -50,20 +50,19 @@ static int write_file(const char *pattern, const char *suffix, const struct cf_b
         note(notes, msg);
         return -1;
     }
-    int fd = cf_output_open(path, err, sizeof err);
-    if (fd < 0) {
+    struct cf_outfile f;
+    if (cf_output_begin(&f, path, err, sizeof err) != 0) {
         snprintf(msg, sizeof msg, "%s; %s lost", err, what);
         note(notes, msg);
         return -1;
     }
-    int rc = cf_write_all(fd, content->data, content->len);
-    if (rc == 0 && close(fd) != 0)
-        rc = -errno;
-    else if (rc != 0)
-        close(fd);
+    int rc = cf_write_all(f.fd, content->data, content->len);
+    if (rc == 0)
+        rc = cf_output_commit(&f);
+    else
+        cf_output_abort(&f);
     if (rc != 0) {
-        snprintf(msg, sizeof msg, "writing %s failed (%s); %s is incomplete", path, strerror(-rc),
-                 what);
+        snprintf(msg, sizeof msg, "writing %s failed (%s); %s lost", path, strerror(-rc), what);
         note(notes, msg);
         return -1;
     }
