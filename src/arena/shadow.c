@@ -5,6 +5,7 @@
 #include "arena/gmap.h"
 #include "arena/tlsf.h"
 #include "config/config.h"
+#include "base/lockwait.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -200,11 +201,19 @@ static void add_broken(struct cf_arena_stats *out, const struct shadow_dev *s)
 
 void cf_shadow_stats(struct cf_arena_stats *out)
 {
+    cf_shadow_stats_until(out, NULL);
+}
+
+void cf_shadow_stats_until(struct cf_arena_stats *out, const struct timespec *deadline)
+{
     memset(out, 0, sizeof *out);
     out->shadow = true;
     out->vmm = true;
     double frag_peak = -1;
-    pthread_mutex_lock(&lock);
+    if (!cf_mutex_lock_until(&lock, deadline)) {
+        out->locked_out = true;
+        return;
+    }
     for (int i = 0; i < SHADOW_MAX_DEVICES; i++) {
         const struct shadow_dev *s = &devs[i];
         if (s->broken) add_broken(out, s);

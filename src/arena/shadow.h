@@ -14,6 +14,8 @@
 #define CF_SHADOW_MAX_RESERVE ((uint64_t)16 << 40)
 
 void cf_shadow_stats(struct cf_arena_stats *s);
+/* The same, giving up (locked_out) when the model's lock is not free by deadline. */
+void cf_shadow_stats_until(struct cf_arena_stats *s, const struct timespec *deadline);
 /* Forget everything (tests replaying several sequences in one process). */
 void cf_shadow_reset(void);
 

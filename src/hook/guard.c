@@ -2,7 +2,6 @@
 
 #include "config/config.h"
 
-__thread bool cf_in_hook __attribute__((tls_model("initial-exec")));
 __thread uint64_t cf_call_ns __attribute__((tls_model("initial-exec")));
 __thread uint64_t cf_call_end_ns __attribute__((tls_model("initial-exec")));
 

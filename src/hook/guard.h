@@ -7,12 +7,12 @@
 #include "base/export.h"
 
 #include "record/record.h"
+#include "base/thread_state.h"
 
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-extern __thread bool cf_in_hook __attribute__((tls_model("initial-exec")));
 /* Nanoseconds the last timed real call took on this thread (for the report's
  * per-API time), read by the note functions right after the call. */
 extern __thread uint64_t cf_call_ns __attribute__((tls_model("initial-exec")));

@@ -148,6 +148,15 @@ uint64_t cf_rec_api_calls(enum cf_api api)
     return calls;
 }
 
+/* The registry lock is only looked at: a holder that is not stuck lets go at once. */
+bool cf_rec_collect_until(const struct timespec *deadline)
+{
+    if (!cf_mutex_lock_until(&registry_lock, deadline)) return false;
+    pthread_mutex_unlock(&registry_lock);
+    cf_rec_collect();
+    return true;
+}
+
 void cf_thread_lock(void)
 {
     pthread_mutex_lock(&registry_lock);

@@ -35,6 +35,11 @@ static void header(const struct cf_snap *s, struct cf_buf *o)
             cf_buf_printf(o, " %d", s->devs[i].device);
     }
     cf_buf_puts(o, "\n");
+    if (s->missing) {
+        char what[256];
+        cf_snap_describe_missing(s, what, sizeof what);
+        cf_buf_printf(o, "note: partial report: %s\n", what);
+    }
 }
 
 static double secs_since_start(const struct cf_snap *s, uint64_t t)
@@ -82,8 +87,12 @@ static void summary(const struct cf_snap *s, struct cf_buf *o)
     else
         cf_buf_printf(o, "fragmentation 1 - peak live / peak footprint = %.1f%%\n",
                       pct(s->headline_frag));
-    cf_buf_printf(o, "%s: %llu allocations, %s\n", s->interim ? "live now" : "leaks at exit",
-                  (unsigned long long)s->leaked_count, B(s->leaked_bytes));
+    if (s->missing & CF_SNAP_NO_LIVE)
+        cf_buf_printf(o, "%s: unknown (partial report)\n",
+                      s->interim ? "live now" : "leaks at exit");
+    else
+        cf_buf_printf(o, "%s: %llu allocations, %s\n", s->interim ? "live now" : "leaks at exit",
+                      (unsigned long long)s->leaked_count, B(s->leaked_bytes));
     if (s->rec.host.seen || s->rec.host.peak_live_bytes)
         cf_buf_printf(o, "pinned/registered host memory: peak live %s, live now %s\n",
                       B(s->rec.host.peak_live_bytes), B(s->rec.host.live_bytes));
@@ -196,6 +205,10 @@ static bool same_order(const struct cf_snap *s)
 
 static void sites(const struct cf_snap *s, struct cf_buf *o)
 {
+    if (s->missing & CF_SNAP_NO_SITES) {
+        cf_buf_puts(o, "\n-- call sites: unknown (partial report) --\n");
+        return;
+    }
     cf_buf_printf(o, "\n-- top call sites by peak live bytes (%u sites) --\n", s->nsites);
     for (unsigned i = 0; i < s->nsites && i < s->top; i++)
         site_row(s, s->by_peak[i], o);
@@ -207,6 +220,11 @@ static void sites(const struct cf_snap *s, struct cf_buf *o)
 
 static void leaks(const struct cf_snap *s, struct cf_buf *o)
 {
+    if (s->missing & CF_SNAP_NO_LIVE) {
+        cf_buf_printf(o, "\n-- %s: unknown (partial report) --\n",
+                      s->interim ? "live allocations" : "leaks at exit");
+        return;
+    }
     cf_buf_printf(o, "\n-- %s (%llu allocations, %s) --\n",
                   s->interim ? "live allocations" : "leaks at exit",
                   (unsigned long long)s->leaked_count, B(s->leaked_bytes));
@@ -319,7 +337,9 @@ void cf_render_arena_failure(const struct cf_arena_stats *a, char *out, size_t n
     cf_fmt_bytes(a->peak_reserved, r, sizeof r);
     cf_fmt_bytes(CF_SHADOW_MAX_RESERVE, max, sizeof max);
     out[0] = '\0';
-    if (!cf_shadow_failed(a))
+    if (a->locked_out)
+        snprintf(out, n, "not read: its lock was still held at the report (partial report)");
+    else if (!cf_shadow_failed(a))
         return;
     else if (a->broken && a->peak_reserved > CF_SHADOW_MAX_RESERVE)
         snprintf(out, n,
@@ -338,6 +358,12 @@ void cf_render_arena_failure(const struct cf_arena_stats *a, char *out, size_t n
  * then describe only part of the run. */
 static void arena_served(const struct cf_arena_stats *a, struct cf_buf *o)
 {
+    if (a->locked_out) {
+        char why[256];
+        cf_render_arena_failure(a, why, sizeof why);
+        cf_buf_printf(o, "  arena: %s\n", why);
+        return;
+    }
     double frag = a->peak_mapped ? 1.0 - (double)a->peak_live / (double)a->peak_mapped : NAN;
     cf_buf_printf(o, "  arena (%s): peak live %s, peak reserved %s, peak mapped %s\n",
                   a->vmm ? "VMM" : "cuMemAlloc chunks", B(a->peak_live), B(a->peak_reserved),

@@ -12,6 +12,7 @@
 
 #include "config/config.h"
 #include "record/record.h"
+#include "report/crash.h"
 #include "report/outpath.h"
 #include "report/render.h"
 #include "report/snapshot.h"
@@ -20,7 +21,22 @@
 
 static pthread_mutex_t report_mutex = PTHREAD_MUTEX_INITIALIZER;
 static int final_written;
+static int final_pending; /* interim reports not yet started are dropped */
 static unsigned interim_seq;
+/* Holds report_mutex: a signal handler that calls exit() may have interrupted it. */
+static __thread bool writing_report __attribute__((tls_model("initial-exec")));
+
+static void lock_reports(void)
+{
+    pthread_mutex_lock(&report_mutex);
+    writing_report = true;
+}
+
+static void unlock_reports(void)
+{
+    writing_report = false;
+    pthread_mutex_unlock(&report_mutex);
+}
 
 /* What went wrong with the outputs, collected so it is said once. */
 struct notes {
@@ -174,21 +190,36 @@ static bool worth_reporting(void)
            (cf_rec_any_activity() || cf_opt_bool(CF_OPT_ALWAYS_REPORT));
 }
 
+/* A thread that exit() interrupted while it wrote a report would wait for itself:
+ * it leaves the totals only. Another thread's report comes to an end (its waits
+ * are bounded) and is the last interim one. */
+static void write_final(const char *reason)
+{
+    if (writing_report) {
+        cf_crash_summary("final report not written: the process ended while this thread was "
+                         "writing a report");
+        return;
+    }
+    __atomic_store_n(&final_pending, 1, __ATOMIC_RELEASE);
+    lock_reports();
+    write_configured(0, reason);
+    unlock_reports();
+}
+
 void cf_report_final(const char *reason)
 {
     if (__atomic_exchange_n(&final_written, 1, __ATOMIC_ACQ_REL)) return;
-    if (!worth_reporting()) return;
-    pthread_mutex_lock(&report_mutex);
-    write_configured(0, reason);
-    pthread_mutex_unlock(&report_mutex);
+    if (worth_reporting()) write_final(reason);
 }
 
 int cf_report_interim(const char *reason)
 {
-    if (!cf_opt_bool(CF_OPT_ENABLE)) return -1;
-    pthread_mutex_lock(&report_mutex);
-    int rc = write_configured(++interim_seq, reason);
-    pthread_mutex_unlock(&report_mutex);
+    if (!cf_opt_bool(CF_OPT_ENABLE) || writing_report) return -1;
+    lock_reports();
+    int rc = -1;
+    if (!__atomic_load_n(&final_pending, __ATOMIC_ACQUIRE))
+        rc = write_configured(++interim_seq, reason);
+    unlock_reports();
     return rc;
 }
 
@@ -199,5 +230,6 @@ void cf_report_reset_after_fork(void)
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     memcpy(&report_mutex, &fresh, sizeof fresh);
     __atomic_store_n(&final_written, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&final_pending, 0, __ATOMIC_RELEASE);
     interim_seq = 0;
 }
