@@ -28,44 +28,97 @@
 #include "report/report.h"
 #include "report/trace_out.h"
 #include "base/export.h"
+#include "base/lockwait.h"
 #include "base/log.h"
+#include "base/thread_state.h"
 
-static bool active;     /* the constructor set everything up */
-static pid_t owner_pid; /* the process the record belongs to (see _exit) */
-static sem_t interim_wanted;
+static bool active;           /* the constructor set everything up */
+static pid_t owner_pid;       /* the process the record belongs to (see _exit) */
+static sem_t reporter_wanted; /* an interim report (SIGUSR1) or the final one (handoff) */
+static sem_t final_done;
 static bool reporter_running;
+/* A final report the reporting thread writes for the thread ending the process. */
+static struct {
+    const char *reason;
+    int requested;
+} handoff;
+
+#define HANDOFF_WAIT_MS 5000
+
+static bool maybe_in_signal_handler(void);
+
+/* exit() in a signal handler (or in a CUDA call): this thread may hold any lock,
+ * malloc's and the driver's included, and writing a report takes both. The
+ * reporting thread, which no signal interrupts, writes it; this one waits a
+ * bounded time, then leaves the totals and goes on ending the process. */
+static void hand_off(const char *reason)
+{
+    if (!reporter_running || cf_report_writing_here()) {
+        cf_crash_summary("final report not written: the process ended in a signal handler, "
+                         "a CUDA call or a report, where writing one could wait forever");
+        return;
+    }
+    handoff.reason = reason;
+    __atomic_store_n(&handoff.requested, 1, __ATOMIC_RELEASE);
+    sem_post(&reporter_wanted);
+    struct timespec deadline = cf_deadline_after_ms(HANDOFF_WAIT_MS);
+    int rc;
+    while ((rc = sem_timedwait(&final_done, &deadline)) != 0 && errno == EINTR) {
+    }
+    if (rc == 0) return;
+    cf_report_abandon();
+    cf_crash_summary("final report not finished within 5 s: the process ended in a signal "
+                     "handler or a CUDA call");
+}
+
+static void final_report(const char *reason)
+{
+    if (!cf_report_claim_final() || !cf_report_due()) return;
+    if (cf_in_hook || maybe_in_signal_handler())
+        hand_off(reason);
+    else
+        cf_report_write_final(reason, false);
+}
 
 static void final_at_exit(void)
 {
-    cf_report_final("exit");
+    final_report("exit");
 }
 
 /* The SIGUSR1 handler may only do async-signal-safe work: sem_post is. */
 static void on_usr1(int sig)
 {
     int saved = errno;
-    sem_post(&interim_wanted);
+    sem_post(&reporter_wanted);
     errno = saved;
 }
 
 static void *reporter(void *arg)
 {
     for (;;) {
-        while (sem_wait(&interim_wanted) != 0 && errno == EINTR) {
+        while (sem_wait(&reporter_wanted) != 0 && errno == EINTR) {
         }
-        cf_report_interim("SIGUSR1");
+        if (__atomic_exchange_n(&handoff.requested, 0, __ATOMIC_ACQ_REL)) {
+            cf_report_write_final(handoff.reason, true);
+            sem_post(&final_done);
+        } else {
+            cf_report_interim("SIGUSR1");
+        }
     }
     return NULL;
 }
 
-/* A signal handler cannot create a thread, so the thread that writes interim
- * reports is started here, with every signal blocked so it never runs the
- * program's handlers. */
+/* The thread that writes interim reports, and the final one for a thread that
+ * cannot (hand_off). A signal handler cannot create a thread, nor should a hook
+ * (that could call malloc): it is started here, with every signal blocked so it
+ * never runs the program's handlers. */
 static void start_reporter(void)
 {
     sigset_t all, old;
     pthread_t th;
     pthread_attr_t attr;
+    sem_init(&reporter_wanted, 0, 0);
+    sem_init(&final_done, 0, 0);
     sigfillset(&all);
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -74,17 +127,14 @@ static void start_reporter(void)
     reporter_running = pthread_create(&th, &attr, reporter, NULL) == 0;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&attr);
-    if (!reporter_running) cf_log("cannot start the interim-report thread; SIGUSR1 is ignored");
+    if (!reporter_running) cf_log("cannot start the reporting thread; SIGUSR1 is ignored");
 }
 
 static void install_usr1(void)
 {
     struct sigaction cur, sa;
-    if (sigaction(SIGUSR1, NULL, &cur) != 0) return;
+    if (!reporter_running || sigaction(SIGUSR1, NULL, &cur) != 0) return;
     if ((cur.sa_flags & SA_SIGINFO) || cur.sa_handler != SIG_DFL) return; /* the program's own */
-    sem_init(&interim_wanted, 0, 0);
-    start_reporter();
-    if (!reporter_running) return;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_usr1;
     sa.sa_flags = SA_RESTART;
@@ -97,10 +147,8 @@ static void child_after_fork(void)
     owner_pid = getpid();
     cf_report_reset_after_fork();
     /* Threads do not survive fork: the child needs its own reporter. */
-    if (reporter_running) {
-        sem_init(&interim_wanted, 0, 0);
-        start_reporter();
-    }
+    handoff.requested = 0;
+    if (reporter_running) start_reporter();
 }
 
 static bool preload_entry_is_us(const char *entry, size_t len, const char *self)
@@ -178,6 +226,7 @@ __attribute__((constructor)) static void cf_lifecycle_start(void)
     owner_pid = getpid();
     atexit(final_at_exit);
     pthread_atfork(NULL, NULL, child_after_fork);
+    start_reporter();
     if (cf_opt_bool(CF_OPT_SIGNAL)) install_usr1();
     cf_crash_install();
     active = true;
@@ -214,7 +263,7 @@ static void final_before_exit(const char *how)
         cf_crash_summary(how[1] == 'E' ? "_Exit called in a signal handler"
                                        : "_exit called in a signal handler");
     else
-        cf_report_final(how);
+        final_report(how);
 }
 
 static _Noreturn void real_exit(const char *name, int status)

@@ -162,6 +162,23 @@ static int temp_name(const struct cf_outfile *f, char *out, size_t n, unsigned a
     return w > 0 && (size_t)w < n ? 0 : -1;
 }
 
+/* The temporary file being written, if any: reports are written one at a time. */
+static char pending[PATH_MAX];
+static int pending_set;
+
+void cf_output_remove_pending(void)
+{
+    if (__atomic_load_n(&pending_set, __ATOMIC_ACQUIRE)) unlink(pending);
+}
+
+static void set_pending(const char *tmp)
+{
+    __atomic_store_n(&pending_set, 0, __ATOMIC_RELEASE);
+    if (tmp == NULL) return;
+    snprintf(pending, sizeof pending, "%s", tmp);
+    __atomic_store_n(&pending_set, 1, __ATOMIC_RELEASE);
+}
+
 static int open_temp(struct cf_outfile *f)
 {
     for (unsigned attempt = 0; attempt < 100; attempt++) {
@@ -170,7 +187,10 @@ static int open_temp(struct cf_outfile *f)
          * must not wait. */
         f->fd =
             open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0644);
-        if (f->fd >= 0) return 0;
+        if (f->fd >= 0) {
+            set_pending(f->tmp);
+            return 0;
+        }
         if (errno != EEXIST) return -errno;
     }
     return -EEXIST;
@@ -201,6 +221,7 @@ int cf_output_commit(struct cf_outfile *f)
     f->fd = -1;
     if (rc == 0 && rename(f->tmp, f->path) != 0) rc = -errno;
     if (rc != 0) unlink(f->tmp);
+    set_pending(NULL);
     return rc;
 }
 
@@ -209,4 +230,5 @@ void cf_output_abort(struct cf_outfile *f)
     if (f->fd >= 0) close(f->fd);
     f->fd = -1;
     unlink(f->tmp);
+    set_pending(NULL);
 }

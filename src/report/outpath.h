@@ -33,5 +33,8 @@ int cf_output_begin(struct cf_outfile *f, const char *path, char *err, size_t er
 int cf_output_commit(struct cf_outfile *f);
 /* Closes and removes the temporary file. */
 void cf_output_abort(struct cf_outfile *f);
+/* Removes the temporary file of a write still in progress (in another thread
+ * that will not finish it: the process is ending). */
+void cf_output_remove_pending(void);
 
 #endif

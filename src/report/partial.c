@@ -7,10 +7,12 @@
 #include "report/snapshot.h"
 #include "base/thread_state.h"
 
+bool cf_snap_for_interrupted;
+
 /* Inside a hook, a thread may be inside the driver too, holding its locks. */
 static bool driver_may_be_held(void)
 {
-    return cf_in_hook;
+    return cf_in_hook || cf_snap_for_interrupted;
 }
 
 void cf_snap_sample_final(struct cf_snap *s, const struct timespec *deadline)

@@ -190,10 +190,20 @@ static bool worth_reporting(void)
            (cf_rec_any_activity() || cf_opt_bool(CF_OPT_ALWAYS_REPORT));
 }
 
+bool cf_report_claim_final(void)
+{
+    return !__atomic_exchange_n(&final_written, 1, __ATOMIC_ACQ_REL);
+}
+
+bool cf_report_due(void)
+{
+    return worth_reporting();
+}
+
 /* A thread that exit() interrupted while it wrote a report would wait for itself:
  * it leaves the totals only. Another thread's report comes to an end (its waits
  * are bounded) and is the last interim one. */
-static void write_final(const char *reason)
+void cf_report_write_final(const char *reason, bool for_interrupted)
 {
     if (writing_report) {
         cf_crash_summary("final report not written: the process ended while this thread was "
@@ -202,14 +212,25 @@ static void write_final(const char *reason)
     }
     __atomic_store_n(&final_pending, 1, __ATOMIC_RELEASE);
     lock_reports();
+    cf_snap_for_interrupted = for_interrupted;
     write_configured(0, reason);
+    cf_snap_for_interrupted = false;
     unlock_reports();
 }
 
 void cf_report_final(const char *reason)
 {
-    if (__atomic_exchange_n(&final_written, 1, __ATOMIC_ACQ_REL)) return;
-    if (worth_reporting()) write_final(reason);
+    if (cf_report_claim_final() && worth_reporting()) cf_report_write_final(reason, false);
+}
+
+bool cf_report_writing_here(void)
+{
+    return writing_report;
+}
+
+void cf_report_abandon(void)
+{
+    cf_output_remove_pending();
 }
 
 int cf_report_interim(const char *reason)

@@ -13,6 +13,16 @@ void cf_report_final(const char *reason);
  * (N = 1, 2, ...) so the final report does not overwrite them. Returns 0, or -1
  * when no output could be written. */
 int cf_report_interim(const char *reason);
+/* The final report in parts, for the process lifecycle: claim it (false: already
+ * claimed), see whether one is due, write it. for_interrupted: written for a
+ * thread that may hold any lock, the driver's included (see snapshot.h). */
+bool cf_report_claim_final(void);
+bool cf_report_due(void);
+void cf_report_write_final(const char *reason, bool for_interrupted);
+/* True in a thread that is writing a report (one a signal handler interrupted). */
+bool cf_report_writing_here(void);
+/* The final report is given up while being written: removes its unfinished file. */
+void cf_report_abandon(void);
 
 /* One report to explicit outputs. pattern is CUDAFRAG_OUTPUT-style ("" = no
  * files); seq 0 is the final report, N the Nth interim one. Problems with the

@@ -40,6 +40,10 @@ enum {
     CF_SNAP_STALE_COUNTERS = 128,   /* the threads' counters as last collected */
 };
 #define CF_SNAP_LOCK_WAIT_MS 1000
+/* Set while a report is written for a thread that a signal interrupted, maybe
+ * inside the driver: the driver is not asked for a last sample, nor is the trace
+ * ended (both take locks that thread may hold). */
+extern bool cf_snap_for_interrupted;
 
 struct cf_snap {
     bool interim;
