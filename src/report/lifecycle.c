@@ -1,7 +1,8 @@
 /* When reports are written. The constructor of libcudafrag.so loads the options,
  * starts the record, and arranges for the final report at every way out of the
- * process: exit() (atexit), _exit()/_Exit() (wrappers below), fatal signals (a
- * short summary, see crash.c). SIGUSR1 asks for an interim report.
+ * process: exit() (atexit), _exit()/_Exit() and exec (the interposers in
+ * hook/lifecycle.c call in here), fatal signals (a short summary, see crash.c).
+ * SIGUSR1 asks for an interim report.
  *
  * Order at exit: our atexit handler is registered in the constructor, before the
  * program's first CUDA call, while the CUDA runtime registers its teardown at its
@@ -17,29 +18,27 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "config/config.h"
-#include "base/real.h"
 #include "record/record.h"
 #include "report/crash.h"
 #include "report/lifecycle.h"
 #include "report/report.h"
 #include "report/trace_out.h"
-#include "base/export.h"
 #include "base/lockwait.h"
 #include "base/log.h"
 #include "base/thread_state.h"
 
-static bool active;           /* the constructor set everything up */
-static pid_t owner_pid;       /* the process the record belongs to (see _exit) */
-static sem_t reporter_wanted; /* an interim report (SIGUSR1) or the final one (handoff) */
+static bool active;            /* the constructor set everything up */
+static pid_t owner_pid;        /* the process the record belongs to (see _exit) */
+static uint64_t calls_at_fork; /* in a forked child: the parent's calls it inherited */
+static sem_t reporter_wanted;  /* an interim report (SIGUSR1) or the final one (handoff) */
 static sem_t final_done;
 static bool reporter_running;
 /* A final report the reporting thread writes for the thread ending the process. */
 static struct {
-    const char *reason;
+    const char *tag, *reason;
     int requested;
 } handoff;
 
@@ -51,13 +50,14 @@ static bool maybe_in_signal_handler(void);
  * malloc's and the driver's included, and writing a report takes both. The
  * reporting thread, which no signal interrupts, writes it; this one waits a
  * bounded time, then leaves the totals and goes on ending the process. */
-static void hand_off(const char *reason)
+static void hand_off(const char *tag, const char *reason)
 {
     if (!reporter_running || cf_report_writing_here()) {
         cf_crash_summary("final report not written: the process ended in a signal handler, "
                          "a CUDA call or a report, where writing one could wait forever");
         return;
     }
+    handoff.tag = tag;
     handoff.reason = reason;
     __atomic_store_n(&handoff.requested, 1, __ATOMIC_RELEASE);
     sem_post(&reporter_wanted);
@@ -71,18 +71,22 @@ static void hand_off(const char *reason)
                      "handler or a CUDA call");
 }
 
-static void final_report(const char *reason)
+/* tag "" at exit, "exec" before an exec. False when the final report was
+ * already claimed. */
+static bool final_report(const char *tag, const char *reason)
 {
-    if (!cf_report_claim_final() || !cf_report_due()) return;
+    if (!cf_report_claim_final()) return false;
+    if (!cf_report_due()) return true;
     if (cf_in_hook || maybe_in_signal_handler())
-        hand_off(reason);
+        hand_off(tag, reason);
     else
-        cf_report_write_final(reason, false);
+        cf_report_write_final(tag, reason, false);
+    return true;
 }
 
 static void final_at_exit(void)
 {
-    final_report("exit");
+    final_report("", "exit");
 }
 
 /* The SIGUSR1 handler may only do async-signal-safe work: sem_post is. */
@@ -99,7 +103,7 @@ static void *reporter(void *arg)
         while (sem_wait(&reporter_wanted) != 0 && errno == EINTR) {
         }
         if (__atomic_exchange_n(&handoff.requested, 0, __ATOMIC_ACQ_REL)) {
-            cf_report_write_final(handoff.reason, true);
+            cf_report_write_final(handoff.tag, handoff.reason, true);
             sem_post(&final_done);
         } else {
             cf_report_interim("SIGUSR1");
@@ -142,9 +146,20 @@ static void install_usr1(void)
     sigaction(SIGUSR1, &sa, NULL);
 }
 
+/* The threads count their own calls (record/thread.c): summed here, never on the
+ * hot path. */
+static uint64_t calls_so_far(void)
+{
+    uint64_t n = 0;
+    for (unsigned i = 0; i < CF_API_COUNT; i++)
+        n += cf_rec_api_calls((enum cf_api)i);
+    return n;
+}
+
 static void child_after_fork(void)
 {
     owner_pid = getpid();
+    calls_at_fork = calls_so_far();
     cf_report_reset_after_fork();
     /* Threads do not survive fork: the child needs its own reporter. */
     handoff.requested = 0;
@@ -232,8 +247,6 @@ __attribute__((constructor)) static void cf_lifecycle_start(void)
     active = true;
 }
 
-typedef void (*exit_fn)(int);
-
 /* _exit is async-signal-safe and programs call it from signal handlers, where the
  * full report (malloc, locks) could deadlock on a lock the interrupted code holds.
  * Inside a handler its signal is blocked (unless SA_NODEFER), so a blocked signal
@@ -256,32 +269,30 @@ static bool maybe_in_signal_handler(void)
 
 /* In a vfork() child, which shares the parent's memory, writing a report would
  * also mark the parent's as written: only the owner process reports. */
-static void final_before_exit(const char *how)
+void cf_lifecycle_before_exit(const char *how)
 {
     if (!active || getpid() != owner_pid) return;
     if (maybe_in_signal_handler())
         cf_crash_summary(how[1] == 'E' ? "_Exit called in a signal handler"
                                        : "_exit called in a signal handler");
     else
-        final_report(how);
+        final_report("", how);
 }
 
-static _Noreturn void real_exit(const char *name, int status)
+/* A child forked by a CUDA program that execs without a CUDA call of its own
+ * (fork + exec, the usual way to start another program) has only its parent's
+ * figures: a report of them under its pid would be a confusing copy. */
+bool cf_lifecycle_before_exec(void)
 {
-    exit_fn fn = (exit_fn)cf_real_dlsym(RTLD_NEXT, name);
-    if (fn) fn(status);
-    for (;;)
-        syscall(SYS_exit_group, status);
+    if (!active || getpid() != owner_pid || calls_so_far() <= calls_at_fork) return false;
+    if (maybe_in_signal_handler()) {
+        cf_crash_summary("exec called in a signal handler");
+        return false;
+    }
+    return final_report("exec", "exec");
 }
 
-CF_EXPORT void _exit(int status)
+void cf_lifecycle_exec_failed(bool reported)
 {
-    final_before_exit("_exit");
-    real_exit("_exit", status);
-}
-
-CF_EXPORT void _Exit(int status)
-{
-    final_before_exit("_Exit");
-    real_exit("_Exit", status);
+    if (reported) cf_report_after_failed_exec();
 }

@@ -122,19 +122,22 @@ static void release_write_signals(const struct held_signals *h)
     pthread_sigmask(SIG_SETMASK, &h->old_mask, NULL);
 }
 
-int cf_report_write(const char *pattern, bool to_stderr, bool json, unsigned seq,
-                    const char *reason)
+/* tag: "" for the final report, "N" for the Nth interim one, "exec" for the
+ * report of an image that execs another: it goes before the extension. */
+static int report_write(const char *pattern, bool to_stderr, bool json, const char *tag,
+                        const char *reason)
 {
     struct cf_buf text = {0}, js = {0};
     struct notes notes = {.len = 0};
     char written[2 * PATH_MAX + 8] = "", txt_suffix[32], json_suffix[32];
     int requested = 0, ok = 0;
+    bool interim = tag[0] >= '0' && tag[0] <= '9';
 
     /* On the heap: the snapshot holds a copy of the record, too big for the stack
      * of whichever thread happens to call _exit. */
     struct cf_snap *snap = calloc(1, sizeof *snap);
     unsigned top = (unsigned)cf_opt_int(CF_OPT_TOP);
-    if (snap == NULL || cf_snap_take(snap, seq != 0, reason, top) != 0) {
+    if (snap == NULL || cf_snap_take(snap, interim, reason, top) != 0) {
         cf_log("out of memory while collecting the report; no report written");
         if (snap) cf_snap_free(snap);
         free(snap);
@@ -145,13 +148,8 @@ int cf_report_write(const char *pattern, bool to_stderr, bool json, unsigned seq
     struct held_signals held;
     hold_write_signals(&held);
     if (pattern && *pattern) {
-        if (seq) {
-            snprintf(txt_suffix, sizeof txt_suffix, ".%u.txt", seq);
-            snprintf(json_suffix, sizeof json_suffix, ".%u.json", seq);
-        } else {
-            strcpy(txt_suffix, ".txt");
-            strcpy(json_suffix, ".json");
-        }
+        snprintf(txt_suffix, sizeof txt_suffix, "%s%s.txt", tag[0] ? "." : "", tag);
+        snprintf(json_suffix, sizeof json_suffix, "%s%s.json", tag[0] ? "." : "", tag);
         requested++;
         ok += write_file(pattern, txt_suffix, &text, "the text report", &notes, written,
                          sizeof written) == 0;
@@ -178,10 +176,18 @@ int cf_report_write(const char *pattern, bool to_stderr, bool json, unsigned seq
     return requested == 0 || ok > 0 ? 0 : -1;
 }
 
-static int write_configured(unsigned seq, const char *reason)
+int cf_report_write(const char *pattern, bool to_stderr, bool json, unsigned seq,
+                    const char *reason)
 {
-    return cf_report_write(cf_opt_str(CF_OPT_OUTPUT), cf_opt_bool(CF_OPT_STDERR),
-                           cf_opt_bool(CF_OPT_JSON), seq, reason);
+    char tag[16] = "";
+    if (seq) snprintf(tag, sizeof tag, "%u", seq);
+    return report_write(pattern, to_stderr, json, tag, reason);
+}
+
+static int write_configured(const char *tag, const char *reason)
+{
+    return report_write(cf_opt_str(CF_OPT_OUTPUT), cf_opt_bool(CF_OPT_STDERR),
+                        cf_opt_bool(CF_OPT_JSON), tag, reason);
 }
 
 static bool worth_reporting(void)
@@ -203,7 +209,7 @@ bool cf_report_due(void)
 /* A thread that exit() interrupted while it wrote a report would wait for itself:
  * it leaves the totals only. Another thread's report comes to an end (its waits
  * are bounded) and is the last interim one. */
-void cf_report_write_final(const char *reason, bool for_interrupted)
+void cf_report_write_final(const char *tag, const char *reason, bool for_interrupted)
 {
     if (writing_report) {
         cf_crash_summary("final report not written: the process ended while this thread was "
@@ -213,14 +219,14 @@ void cf_report_write_final(const char *reason, bool for_interrupted)
     __atomic_store_n(&final_pending, 1, __ATOMIC_RELEASE);
     lock_reports();
     cf_snap_for_interrupted = for_interrupted;
-    write_configured(0, reason);
+    write_configured(tag, reason);
     cf_snap_for_interrupted = false;
     unlock_reports();
 }
 
 void cf_report_final(const char *reason)
 {
-    if (cf_report_claim_final() && worth_reporting()) cf_report_write_final(reason, false);
+    if (cf_report_claim_final() && worth_reporting()) cf_report_write_final("", reason, false);
 }
 
 bool cf_report_writing_here(void)
@@ -233,13 +239,22 @@ void cf_report_abandon(void)
     cf_output_remove_pending();
 }
 
+void cf_report_after_failed_exec(void)
+{
+    __atomic_store_n(&final_pending, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&final_written, 0, __ATOMIC_RELEASE);
+}
+
 int cf_report_interim(const char *reason)
 {
     if (!cf_opt_bool(CF_OPT_ENABLE) || writing_report) return -1;
     lock_reports();
     int rc = -1;
-    if (!__atomic_load_n(&final_pending, __ATOMIC_ACQUIRE))
-        rc = write_configured(++interim_seq, reason);
+    if (!__atomic_load_n(&final_pending, __ATOMIC_ACQUIRE)) {
+        char tag[16];
+        snprintf(tag, sizeof tag, "%u", ++interim_seq);
+        rc = write_configured(tag, reason);
+    }
     unlock_reports();
     return rc;
 }
