@@ -34,7 +34,8 @@ enum cf_opt_type { CF_BOOL, CF_INT, CF_SIZE, CF_STRING };
       "Minimum milliseconds between footprint samples (cuMemGetInfo, pool attributes) taken "      \
       "when live bytes reach a new peak; 0 samples every new peak.")                               \
     X(SIGNAL, "CUDAFRAG_SIGNAL", CF_BOOL, "1", 0, 1,                                               \
-      "Write an interim report on SIGUSR1 (installed only if the program has no handler).")        \
+      "Write an interim report on SIGUSR1 once the program made a CUDA call (before that, or "     \
+      "when the program has its own handler, SIGUSR1 keeps its action).")                          \
     X(CHILDREN, "CUDAFRAG_CHILDREN", CF_BOOL, "1", 0, 1,                                           \
       "Profile child processes started with exec/posix_spawn (each writes its own report).")       \
     X(ALWAYS_REPORT, "CUDAFRAG_ALWAYS_REPORT", CF_BOOL, "0", 0, 1,                                 \

@@ -2,7 +2,7 @@
  * starts the record, and arranges for the final report at every way out of the
  * process: exit() (atexit), _exit()/_Exit() and exec (the interposers in
  * hook/lifecycle.c call in here), fatal signals (a short summary, see crash.c).
- * SIGUSR1 asks for an interim report.
+ * SIGUSR1 asks for an interim report once the program made a CUDA call.
  *
  * Order at exit: our atexit handler is registered in the constructor, before the
  * program's first CUDA call, while the CUDA runtime registers its teardown at its
@@ -36,6 +36,8 @@ static uint64_t calls_at_fork; /* in a forked child: the parent's calls it inher
 static sem_t reporter_wanted;  /* an interim report (SIGUSR1) or the final one (handoff) */
 static sem_t final_done;
 static bool reporter_running;
+static bool call_seen; /* the program made a recorded CUDA call */
+static int usr1_armed;
 /* A final report the reporting thread writes for the thread ending the process. */
 static struct {
     const char *tag, *reason;
@@ -134,16 +136,37 @@ static void start_reporter(void)
     if (!reporter_running) cf_log("cannot start the reporting thread; SIGUSR1 is ignored");
 }
 
-static void install_usr1(void)
+static bool usr1_is_default(void)
 {
-    struct sigaction cur, sa;
-    if (!reporter_running || sigaction(SIGUSR1, NULL, &cur) != 0) return;
-    if ((cur.sa_flags & SA_SIGINFO) || cur.sa_handler != SIG_DFL) return; /* the program's own */
+    struct sigaction cur;
+    if (sigaction(SIGUSR1, NULL, &cur) != 0) return false;
+    return !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_DFL; /* else the program's */
+}
+
+/* SIGUSR1 keeps its default action (the end of the process) until the program
+ * made a CUDA call: a program that never does, such as the shell or a tool that
+ * `cudafrag run` started, must not survive a signal meant to stop it, nor write an
+ * empty report. Only a system call: this runs inside the first hook. */
+static void arm_usr1(void)
+{
+    if (!cf_opt_bool(CF_OPT_SIGNAL) || !reporter_running ||
+        __atomic_exchange_n(&usr1_armed, 1, __ATOMIC_ACQ_REL))
+        return;
+    if (!usr1_is_default()) return;
+    struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_usr1;
     sa.sa_flags = SA_RESTART;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGUSR1, &sa, NULL);
+}
+
+void cf_lifecycle_first_call(void)
+{
+    if (__atomic_exchange_n(&call_seen, true, __ATOMIC_ACQ_REL)) return;
+    int saved = errno;
+    if (__atomic_load_n(&active, __ATOMIC_ACQUIRE)) arm_usr1();
+    errno = saved;
 }
 
 /* The threads count their own calls (record/thread.c): summed here, never on the
@@ -242,9 +265,11 @@ __attribute__((constructor)) static void cf_lifecycle_start(void)
     atexit(final_at_exit);
     pthread_atfork(NULL, NULL, child_after_fork);
     start_reporter();
-    if (cf_opt_bool(CF_OPT_SIGNAL)) install_usr1();
     cf_crash_install();
-    active = true;
+    __atomic_store_n(&active, true, __ATOMIC_RELEASE);
+    /* A report is due even without CUDA calls: so is an interim one. */
+    if (cf_opt_bool(CF_OPT_ALWAYS_REPORT) || __atomic_load_n(&call_seen, __ATOMIC_ACQUIRE))
+        arm_usr1();
 }
 
 /* _exit is async-signal-safe and programs call it from signal handlers, where the

@@ -19,5 +19,7 @@ void cf_lifecycle_before_exit(const char *how);
 bool cf_lifecycle_before_exec(void);
 /* The exec failed and the program goes on: its exit writes the final report. */
 void cf_lifecycle_exec_failed(bool reported);
+/* Called by the hooks until one call got here: the program uses CUDA. */
+void cf_lifecycle_first_call(void);
 
 #endif
