@@ -318,6 +318,8 @@ struct timespec;
 bool cf_rec_collect_until(const struct timespec *deadline);
 /* One API's calls so far, summed over the threads (for cudafrag_api_calls). */
 uint64_t cf_rec_api_calls(enum cf_api api);
+/* Every API's calls so far, summed over the threads (did this image use CUDA). */
+uint64_t cf_rec_calls_total(void);
 /* cf_rec_lock_all for a report that may run in a thread interrupted while it held
  * a record lock (exit() from a signal handler): each lock not had by deadline is
  * left alone, and what it guards with it. Returns the CF_REC_HELD_* bits of the

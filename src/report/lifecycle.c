@@ -169,14 +169,13 @@ void cf_lifecycle_first_call(void)
     errno = saved;
 }
 
-/* The threads count their own calls (record/thread.c): summed here, never on the
- * hot path. */
+/* The threads count their own calls (record/thread.c): summed from their blocks
+ * here, never on the hot path. cf_rec.api[] is only the copy a report collects:
+ * read instead, it said 0 before the first report, and every exec of a CUDA
+ * program looked like one of a program without CUDA calls (no exec report). */
 static uint64_t calls_so_far(void)
 {
-    uint64_t n = 0;
-    for (unsigned i = 0; i < CF_API_COUNT; i++)
-        n += cf_rec_api_calls((enum cf_api)i);
-    return n;
+    return cf_rec_calls_total();
 }
 
 static void child_after_fork(void)
@@ -309,11 +308,15 @@ void cf_lifecycle_before_exit(const char *how)
  * figures: a report of them under its pid would be a confusing copy. */
 bool cf_lifecycle_before_exec(void)
 {
-    if (!active || getpid() != owner_pid || calls_so_far() <= calls_at_fork) return false;
+    if (!active || getpid() != owner_pid || !cf_rec_any_activity()) return false;
+    /* Before the count of calls: it takes a lock that the thread a handler
+     * interrupted may hold. A forked child cannot tell its own calls from its
+     * parent's without it, and says nothing. */
     if (maybe_in_signal_handler()) {
-        cf_crash_summary("exec called in a signal handler");
+        if (calls_at_fork == 0) cf_crash_summary("exec called in a signal handler");
         return false;
     }
+    if (calls_so_far() <= calls_at_fork) return false;
     return final_report("exec", "exec");
 }
 
