@@ -86,9 +86,12 @@ static bool final_report(const char *tag, const char *reason)
     return true;
 }
 
+/* Only the owner reports: a child that the fork handlers never saw (vfork, _Fork,
+ * clone) holds its parent's figures, and a vfork child shares its memory, where
+ * its report would also mark the parent's as written. */
 static void final_at_exit(void)
 {
-    final_report("", "exit");
+    if (getpid() == owner_pid) final_report("", "exit");
 }
 
 /* The SIGUSR1 handler may only do async-signal-safe work: sem_post is. */

@@ -15,6 +15,8 @@
  *              then go on and exit normally
  *   vfork-exec allocate EXEC_BYTES, then vfork a child that execs "PROG child"
  *   fork-exec  the same with fork: the child makes no CUDA call before exec
+ *   _Fork-exit allocate EXEC_BYTES, then _Fork (no fork handlers run) a child
+ *              that calls exit()
  * The program is not linked against libcudart: every mode that needs it loads it
  * itself, so "late" sees the runtime arrive for the first time. */
 #include "intercept/intercept.h"
@@ -239,6 +241,19 @@ static int exec_in_child(const char *self, bool use_vfork)
     return 0;
 }
 
+/* _Fork runs no fork handlers: the child is not known as a process of its own. */
+static int underscore_fork_exit(void)
+{
+    allocate_before_exec();
+    pid_t pid = _Fork();
+    CHECK(pid >= 0);
+    if (pid == 0) exit(0);
+    int status;
+    CHECK_EQ(waitpid(pid, &status, 0), pid);
+    CHECK_EQ(status, 0);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     CHECK(argc == 2);
@@ -255,6 +270,7 @@ int main(int argc, char **argv)
     if (strcmp(mode, "exec-fail") == 0) return exec_fails();
     if (strcmp(mode, "vfork-exec") == 0) return exec_in_child(argv[0], true);
     if (strcmp(mode, "fork-exec") == 0) return exec_in_child(argv[0], false);
+    if (strcmp(mode, "_Fork-exit") == 0) return underscore_fork_exit();
     if (strcmp(mode, "child") == 0) {
         child_work();
         return 0;

@@ -93,6 +93,11 @@ vfork-exec | fork-exec)
     parent=$(cat "$dir"/r-*.json | jq -s '[.[] | select(.summary.live_at_report_bytes == 555555 and .reason == "exit")] | length')
     [ "$parent" -eq 1 ] || fail "the parent's final report is missing"
     [ "$(child_reports)" -eq 1 ] || fail "the new image's report is missing";;
+_Fork-exit)
+    # The child of _Fork (no fork handlers) calls exit(): only the parent reports.
+    run _Fork-exit
+    [ "$(reports)" -eq 1 ] || fail "$(reports) reports, want 1 (the parent's)"
+    one_report '^r-[0-9]*\.json$' exit 555555;;
 *) fail "unknown mode";;
 esac
 exit 0
