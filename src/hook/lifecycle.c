@@ -2,7 +2,9 @@
  * the exec family. Each writes the final report (see report/lifecycle.c, which
  * decides whether one is due) before the real call; exit() has its atexit
  * handler instead. posix_spawn and system() need nothing: the calling image goes
- * on, and glibc execs the child's program internally, past these functions. */
+ * on, and glibc execs the child's program internally, past these functions. Nor
+ * does fork(): the fork handlers (record.c, report/lifecycle.c) run in its child,
+ * and a child they never see (_Fork, vfork, clone) writes no report. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
