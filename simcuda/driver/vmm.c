@@ -5,6 +5,7 @@
 #include "sim.h"
 
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 
 struct vmm_handle {
@@ -22,7 +23,9 @@ struct mapping {
     size_t size;
     size_t offset;
     struct vmm_handle *h;
-    int access;
+    int access;                      /* the most any device was given: copies check it */
+    int dev_access[SIM_MAX_DEVICES]; /* per device, as cuMemSetAccess set and cuMemGetAccess reads
+                                      */
     struct mapping *next;
 };
 
@@ -266,16 +269,19 @@ SIM_API CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessD
     sim_lock();
     struct reservation *res = reservation_at(ptr);
     CUresult rc = res ? covered(res, ptr, size) : CUDA_ERROR_INVALID_VALUE;
-    int access = 0;
-    for (size_t i = 0; rc == CUDA_SUCCESS && i < count; i++) {
+    for (size_t i = 0; rc == CUDA_SUCCESS && i < count; i++)
         if (desc[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE || desc[i].location.id < 0 ||
             desc[i].location.id >= sim.ndevices)
             rc = CUDA_ERROR_INVALID_DEVICE;
-        else if (desc[i].flags != CU_MEM_ACCESS_FLAGS_PROT_NONE)
-            access = (int)desc[i].flags;
+    /* Only the devices named change, as with the real driver. */
+    for (struct mapping *m = rc == CUDA_SUCCESS ? res->maps : NULL; m; m = m->next) {
+        if (!(m->va < ptr + size && ptr < m->va + m->size)) continue;
+        for (size_t i = 0; i < count; i++)
+            m->dev_access[desc[i].location.id] = (int)desc[i].flags;
+        m->access = 0;
+        for (int d = 0; d < SIM_MAX_DEVICES; d++)
+            if (m->dev_access[d] > m->access) m->access = m->dev_access[d];
     }
-    for (struct mapping *m = rc == CUDA_SUCCESS ? res->maps : NULL; m; m = m->next)
-        if (m->va < ptr + size && ptr < m->va + m->size) m->access = access;
     sim_unlock();
     return rc;
 }
@@ -291,8 +297,10 @@ SIM_API CUresult cuMemGetAccess(unsigned long long *flags, const CUmemLocation *
     CUresult rc = CUDA_ERROR_INVALID_VALUE;
     for (struct mapping *m = res ? res->maps : NULL; m; m = m->next) {
         if (ptr >= m->va && ptr < m->va + m->size) {
-            *flags = (unsigned long long)m->access;
-            rc = CUDA_SUCCESS;
+            bool dev = location->type == CU_MEM_LOCATION_TYPE_DEVICE && location->id >= 0 &&
+                       location->id < sim.ndevices;
+            *flags = (unsigned long long)(dev ? m->dev_access[location->id] : 0);
+            rc = dev ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
         }
     }
     sim_unlock();

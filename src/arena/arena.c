@@ -5,15 +5,15 @@
 
 #include "arena/arena_dev.h"
 #include "arena/shadow.h"
-#include "config/config.h"
+#include "base/clock.h"
 #include "base/ctx_state.h"
+#include "config/config.h"
 #include "base/real.h"
 #include "base/export.h"
 #include "base/lockwait.h"
 #include "base/log.h"
 
 #include <string.h>
-#include <time.h>
 
 /* devs[device][part]; part 0's state is the device's, nparts[device] parts are in use. */
 static struct cf_dev_arena devs[CF_ARENA_MAX_DEVICES][CF_ARENA_PARTS];
@@ -42,34 +42,6 @@ static struct {
  * the part choice per allocation. */
 static __thread CUcontext tl_ctx;
 static __thread struct cf_dev_arena *tl_arena;
-
-static uint64_t cf_arena_clock_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* Time spent in alloc/free is measured in cheap ticks: on x86 the TSC (a clock
- * read costs 20-60 ns on virtual machines, as much as the whole allocation),
- * converted to ns at statistics time against the monotonic clock since start. */
-static uint64_t start_ticks, start_ns;
-
-static uint64_t ticks(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    return __builtin_ia32_rdtsc();
-#else
-    return cf_arena_clock_ns();
-#endif
-}
-
-static uint64_t ticks_to_ns(uint64_t t)
-{
-    uint64_t dt = ticks() - start_ticks, dns = cf_arena_clock_ns() - start_ns;
-    if (dt == 0) return t;
-    return (uint64_t)((double)t * (double)dns / (double)dt);
-}
 
 uint64_t cf_arena_slack(const struct cf_dev_arena *d)
 {
@@ -139,8 +111,6 @@ static bool arena_ready(void)
         if (!ok)
             cf_log("arena: the CUDA driver lacks entry points the arena needs; "
                    "CUDAFRAG_ARENA is off and allocations go to CUDA as usual");
-        start_ns = cf_arena_clock_ns();
-        start_ticks = ticks();
         __atomic_store_n(&arena_state, ok ? CF_DEV_READY : CF_DEV_FAILED, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&start_lock);
@@ -179,12 +149,15 @@ static CUresult start_parts(CUdevice dev, CUcontext ctx)
     return CUDA_SUCCESS;
 }
 
+static void grant_early_peers(int dev, CUcontext ctx);
+
 static struct cf_dev_arena *start_device(CUdevice dev, CUcontext ctx)
 {
     struct cf_dev_arena *d = &devs[dev][0];
     pthread_mutex_lock(&start_lock);
     if (d->state == CF_DEV_UNTRIED) {
         CUresult rc = start_parts(dev, ctx);
+        if (rc == CUDA_SUCCESS) grant_early_peers(dev, ctx);
         if (rc != CUDA_SUCCESS)
             cf_log("arena: cannot start on device %d (error %d); its allocations go to CUDA "
                    "as usual",
@@ -199,6 +172,53 @@ static struct cf_dev_arena *start_device(CUdevice dev, CUcontext ctx)
 static bool device_ready(int i)
 {
     return __atomic_load_n(&devs[i][0].state, __ATOMIC_ACQUIRE) == CF_DEV_READY;
+}
+
+/* Peer contexts granted before their device's arena started: (context, reader). */
+#define MAX_EARLY_PEERS 64
+static struct {
+    CUcontext ctx;
+    int reader;
+} early_peers[MAX_EARLY_PEERS];
+static unsigned nearly_peers;
+
+static void grant_parts(int owner, int reader)
+{
+    cf_backing_add_reader(owner, reader);
+    CUresult first = CUDA_SUCCESS;
+    for (unsigned k = 0; k < nparts[owner]; k++) {
+        struct cf_dev_arena *d = &devs[owner][k];
+        pthread_mutex_lock(&d->grow);
+        CUresult rc = cf_backing_grant(&d->bk, reader);
+        pthread_mutex_unlock(&d->grow);
+        if (first == CUDA_SUCCESS) first = rc;
+    }
+    if (first != CUDA_SUCCESS)
+        cf_log("arena: device %d cannot be given access to device %d's arena memory (error %d)",
+               reader, owner, (int)first);
+}
+
+void cf_arena_peer_access(CUcontext peer, int reader)
+{
+    if (peer == NULL || reader < 0) return;
+    pthread_mutex_lock(&start_lock);
+    bool found = false;
+    for (int i = 0; i < CF_ARENA_MAX_DEVICES; i++) {
+        if (device_ready(i) && devs[i][0].bk.ctx == peer) {
+            grant_parts(i, reader);
+            found = true;
+        }
+    }
+    if (!found && nearly_peers < MAX_EARLY_PEERS)
+        early_peers[nearly_peers++] = (__typeof__(early_peers[0])){peer, reader};
+    pthread_mutex_unlock(&start_lock);
+}
+
+/* Under start_lock, once dev's arena runs on ctx. */
+static void grant_early_peers(int dev, CUcontext ctx)
+{
+    for (unsigned i = 0; i < nearly_peers; i++)
+        if (early_peers[i].ctx == ctx) cf_backing_add_reader(dev, early_peers[i].reader);
 }
 
 /* The arena of the calling thread's current device, started on first use. */
@@ -296,11 +316,19 @@ static void move_part(const struct cf_dev_arena *d)
     tl_ctx = NULL; /* the next allocation looks its part up again */
 }
 
+/* Buffer ids of arena blocks: unique for the process's lifetime like the
+ * driver's, from a range the driver's counters do not reach. */
+static uintptr_t next_buffer_id(void)
+{
+    static uint64_t last;
+    return (uintptr_t)((uint64_t)1 << 63 | __atomic_add_fetch(&last, 1, __ATOMIC_RELAXED));
+}
+
 CUresult cf_arena_alloc(CUdeviceptr *out, uint64_t size, CUstream stream, bool async,
                         uint64_t *granted)
 {
     if (size == 0 || tlsf_round(size) == 0 || !arena_ready()) return CUDA_ERROR_NOT_SUPPORTED;
-    uint64_t t0 = ticks();
+    uint64_t t0 = cf_now_ns();
     /* Work being captured into a graph must get graph-owned memory: pass through. */
     if (cf_arena_capturing(async ? stream : CU_STREAM_LEGACY)) return CUDA_ERROR_NOT_SUPPORTED;
     struct cf_dev_arena *d = current_arena();
@@ -312,10 +340,13 @@ CUresult cf_arena_alloc(CUdeviceptr *out, uint64_t size, CUstream stream, bool a
         move_part(d);
     }
     if (rc == CUDA_SUCCESS) {
+        /* No other thread can know the address yet: no lock needed. */
+        b->user[0] = CF_BLOCK_WORD(size, async);
+        b->user[1] = next_buffer_id();
         *out = (CUdeviceptr)b->addr;
         if (granted) *granted = b->size;
     }
-    __atomic_fetch_add(&d->ns_alloc, ticks() - t0, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&d->ns_alloc, cf_now_ns() - t0, __ATOMIC_RELAXED);
     return rc;
 }
 
@@ -342,15 +373,74 @@ bool cf_arena_owns(CUdeviceptr ptr)
     return owner(ptr) != NULL;
 }
 
+CUdeviceptr cf_arena_unknown_ptr(void)
+{
+    static const char not_device_memory;
+    return (CUdeviceptr)(uintptr_t)&not_device_memory;
+}
+
+CUdeviceptr cf_arena_refused_ptr(CUdeviceptr ptr)
+{
+    struct cf_dev_arena *d = owner(ptr);
+    return d != NULL && d->bk.vmm ? ptr : cf_arena_unknown_ptr();
+}
+
+/* Start of the allocation an interior query last found, per part (under the
+ * part's lock): a program asking about addresses inside one buffer again and
+ * again (a transfer library checking each message) pays the walk once. */
+static uint64_t query_hint[CF_ARENA_MAX_DEVICES * CF_ARENA_PARTS];
+
+/* Under lock: the live block holding addr. Blocks are found by their start;
+ * an interior address takes a walk along the region's blocks. */
+static const struct tlsf_block *live_block_at(const struct cf_dev_arena *d, uint64_t addr)
+{
+    const struct tlsf_block *b = tlsf_lookup(&d->tlsf, addr);
+    if (b) return b;
+    uint64_t *hint = &query_hint[d - &devs[0][0]];
+    b = *hint ? tlsf_lookup(&d->tlsf, *hint) : NULL;
+    if (b && addr - b->addr < b->size) return b;
+    for (uint32_t i = 0; i < d->tlsf.nregions; i++) {
+        const struct tlsf_region *r = &d->tlsf.regions[i];
+        if (addr - r->addr >= r->size) continue;
+        for (b = r->first; b && b->addr + b->size <= addr; b = b->phys_next)
+            ;
+        /* Quarantined and pending blocks are used but no longer published. */
+        if (b && b->addr <= addr && b->state == TLSF_USED && tlsf_lookup(&d->tlsf, b->addr) == b) {
+            *hint = b->addr;
+            return b;
+        }
+        return NULL;
+    }
+    return NULL;
+}
+
+bool cf_arena_find_block(CUdeviceptr ptr, struct cf_arena_block *out)
+{
+    if (__atomic_load_n(&arena_state, __ATOMIC_ACQUIRE) != CF_DEV_READY) return false;
+    struct cf_dev_arena *d = owner(ptr);
+    if (d == NULL) return false;
+    cf_dev_lock(d);
+    const struct tlsf_block *b = live_block_at(d, ptr);
+    if (b) {
+        out->base = b->addr;
+        out->size = CF_BLOCK_REQUESTED(b);
+        out->buffer_id = b->user[1];
+    }
+    cf_dev_unlock(d);
+    /* The bytes asked for: an address past them but inside the rounded block
+     * lies in no allocation natively either. */
+    return b != NULL && ptr < out->base + out->size;
+}
+
 CUresult cf_arena_free(CUdeviceptr ptr, CUstream stream, bool async)
 {
     if (__atomic_load_n(&arena_state, __ATOMIC_ACQUIRE) != CF_DEV_READY)
         return CUDA_ERROR_INVALID_VALUE;
-    uint64_t t0 = ticks();
+    uint64_t t0 = cf_now_ns();
     struct cf_dev_arena *d = owner(ptr);
     if (d == NULL) return CUDA_ERROR_INVALID_VALUE;
     CUresult rc = cf_dev_free(d, ptr, stream, async);
-    __atomic_fetch_add(&d->ns_free, ticks() - t0, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&d->ns_free, cf_now_ns() - t0, __ATOMIC_RELAXED);
     return rc;
 }
 
@@ -374,8 +464,8 @@ static bool add_device(struct cf_arena_stats *s, struct cf_dev_arena *d, double 
         s->ext_frag_at_peak = d->frag_at_peak;
     }
     cf_dev_unlock(d);
-    s->ns_in_alloc += ticks_to_ns(__atomic_load_n(&d->ns_alloc, __ATOMIC_RELAXED));
-    s->ns_in_free += ticks_to_ns(__atomic_load_n(&d->ns_free, __ATOMIC_RELAXED));
+    s->ns_in_alloc += __atomic_load_n(&d->ns_alloc, __ATOMIC_RELAXED);
+    s->ns_in_free += __atomic_load_n(&d->ns_free, __ATOMIC_RELAXED);
     return true;
 }
 

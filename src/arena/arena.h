@@ -20,14 +20,39 @@ CUresult cf_arena_alloc(CUdeviceptr *out, uint64_t size, CUstream stream, bool a
 /* True when the arena owns ptr: with VMM, ptr lies in the arena's reserved
  * range (only the arena hands out addresses there, so a pointer there that
  * starts no live block is an invalid free and cf_arena_free says so); with
- * the cuMemAlloc fallback, ptr starts one of its live blocks. No driver call. */
+ * the cuMemAlloc fallback, ptr lies in one of its chunks. No driver call. */
 bool cf_arena_owns(CUdeviceptr ptr);
-/* Free an arena block. async: stream-ordered free on stream. */
+/* Free an arena block. async: stream-ordered free on stream, refused
+ * (CUDA_ERROR_INVALID_VALUE, the block stays live) when a synchronous
+ * allocation took the block, as the driver refuses it. */
 CUresult cf_arena_free(CUdeviceptr ptr, CUstream stream, bool async);
+/* For a free cf_arena_free refused: the pointer to hand the real free function
+ * instead, which the driver refuses the way it would have refused ptr without
+ * the arena. With VMM, ptr itself (the reservation holds no allocation the
+ * driver could free); with the cuMemAlloc fallback, whose chunks the driver
+ * would free, an address that is no device memory. */
+CUdeviceptr cf_arena_refused_ptr(CUdeviceptr ptr);
+/* An address no driver takes for device memory (one of cudafrag's own host
+ * bytes): queries about a stale arena pointer are asked about it instead. */
+CUdeviceptr cf_arena_unknown_ptr(void);
+
+/* The live arena allocation holding ptr (interior pointers too), as the driver
+ * would describe an allocation of its own: its start, the bytes asked for, and
+ * a buffer id unique in the process. False when ptr lies in none (then, if
+ * cf_arena_owns(ptr), the pointer is stale: freed, or past its allocation).
+ * An interior pointer costs a walk along the part's blocks under its lock. */
+struct cf_arena_block {
+    uint64_t base, size, buffer_id;
+};
+bool cf_arena_find_block(CUdeviceptr ptr, struct cf_arena_block *out);
 
 /* The application is about to destroy a stream: the arena stops referring to it
  * (called by the stream-destroy hooks before the real call). */
 void cf_arena_stream_destroyed(CUstream stream);
+/* cuCtxEnablePeerAccess(peer) succeeded on a thread whose current device is reader:
+ * the arena memory of peer's device, mapped and to be mapped, becomes accessible to
+ * reader, as its cudaMalloc memory is natively. */
+void cf_arena_peer_access(CUcontext peer, int reader);
 
 /* Native runs: feed the host-only shadow model (no CUDA calls). It is fed only
  * when cf_shadow_enabled(): CUDAFRAG_SHADOW and the arena not serving. */

@@ -280,8 +280,13 @@ bool cf_dev_owns(struct cf_dev_arena *d, uint64_t addr)
      * the range alone decides (no lock); a pointer there that starts no live
      * block is an invalid free, which cf_dev_free reports. */
     if (d->bk.vmm) return addr >= d->bk.base && addr < d->bk.base + d->bk.reserve;
+    /* Fallback: anywhere in one of its cuMemAlloc chunks. A stale pointer must
+     * not reach the driver's cuMemFree, which would free the whole chunk when
+     * the pointer is the chunk's first block. */
     cf_dev_lock(d);
-    bool yes = tlsf_lookup(&d->tlsf, addr) != NULL;
+    bool yes = false;
+    for (uint32_t i = 0; i < d->tlsf.nregions && !yes; i++)
+        yes = addr - d->tlsf.regions[i].addr < d->tlsf.regions[i].size;
     cf_dev_unlock(d);
     return yes;
 }
@@ -304,10 +309,13 @@ CUresult cf_dev_free(struct cf_dev_arena *d, uint64_t addr, CUstream stream, boo
 {
     cf_dev_lock(d);
     struct tlsf_block *b = tlsf_lookup(&d->tlsf, addr);
-    if (b == NULL) {
+    /* The driver refuses a stream-ordered free of memory that did not come from
+     * a stream-ordered allocation: the block stays live, as it would natively. */
+    if (b == NULL || (async && !CF_BLOCK_STREAM_ORDERED(b))) {
         cf_dev_unlock(d);
         return CUDA_ERROR_INVALID_VALUE;
     }
+    b->user[0] = b->user[1] = 0;
     tlsf_unpublish(&d->tlsf, b);
     d->live -= b->size;
     cf_totals_add(&d->tot->live, NULL, -(int64_t)b->size);

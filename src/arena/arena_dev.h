@@ -63,6 +63,13 @@ static inline void cf_totals_add(uint64_t *now, uint64_t *peak, int64_t delta)
     if (delta > 0) cf_totals_raise(peak, v);
 }
 
+/* A live block's user words: user[0] = the bytes asked for << 1 | 1 when a
+ * stream-ordered allocation took it, user[1] = its buffer id (cf_arena_find_block).
+ * Once freed they are the pending list's (stream, mark) or 0. */
+#define CF_BLOCK_WORD(requested, async) ((uintptr_t)(requested) << 1 | (uintptr_t)(async))
+#define CF_BLOCK_STREAM_ORDERED(b)      (((b)->user[0] & 1) != 0)
+#define CF_BLOCK_REQUESTED(b)           ((uint64_t)((b)->user[0] >> 1))
+
 struct cf_dev_arena {
     int state;    /* CF_DEV_*, atomic */
     int draining; /* a cf_dev_drain is running, atomic */
@@ -83,7 +90,7 @@ struct cf_dev_arena {
     double frag_at_peak;
     uint64_t sync_calls; /* synchronisation and event calls (backing counts its own) */
     uint64_t granules_mapped, granules_unmapped, allocs, frees, ooms;
-    uint64_t ns_alloc, ns_free; /* in ticks (see arena.c), atomic */
+    uint64_t ns_alloc, ns_free; /* cf_now_ns, atomic */
 };
 
 static inline void cf_dev_lock(struct cf_dev_arena *d)

@@ -174,6 +174,65 @@ void cf_backing_fini(struct cf_backing *bk)
     bk->vmm = false;
 }
 
+#define MAX_READERS 32
+static uint32_t readers[MAX_READERS]; /* by owner device: bit per reader device */
+
+void cf_backing_add_reader(int owner, int reader)
+{
+    if (owner >= 0 && owner < MAX_READERS && reader >= 0 && reader < MAX_READERS && owner != reader)
+        __atomic_or_fetch(&readers[owner], (uint32_t)1 << reader, __ATOMIC_RELEASE);
+}
+
+static CUmemAccessDesc access_for(int dev)
+{
+    CUmemAccessDesc acc;
+    memset(&acc, 0, sizeof acc);
+    acc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    acc.location.id = dev;
+    acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    return acc;
+}
+
+/* The device itself, then every peer that enabled access to it. A grant a peer
+ * cannot take (it would have failed natively too) must not cost the allocation:
+ * then the device alone. */
+static CUresult set_access(struct cf_backing *bk, uint64_t addr, uint64_t bytes)
+{
+    const struct cf_driver *drv = cf_driver();
+    CUmemAccessDesc acc[MAX_READERS + 1];
+    unsigned n = 0;
+    acc[n++] = access_for(bk->dev);
+    uint32_t r = bk->dev >= 0 && bk->dev < MAX_READERS
+                     ? __atomic_load_n(&readers[bk->dev], __ATOMIC_ACQUIRE)
+                     : 0;
+    for (int i = 0; r; i++, r >>= 1)
+        if (r & 1) acc[n++] = access_for(i);
+    bk->driver_calls++;
+    CUresult rc = drv->cuMemSetAccess(addr, bytes, acc, n);
+    if (rc != CUDA_SUCCESS && n > 1) {
+        bk->driver_calls++;
+        rc = drv->cuMemSetAccess(addr, bytes, acc, 1);
+    }
+    return rc;
+}
+
+CUresult cf_backing_grant(struct cf_backing *bk, int reader)
+{
+    if (!bk->vmm) return CUDA_SUCCESS; /* cuMemAlloc chunks: peer access covers them */
+    CUmemAccessDesc acc = access_for(reader);
+    CUresult first = CUDA_SUCCESS;
+    for (uint64_t i = 0; i < bk->gmap.hi; i++) {
+        if (bk->gmap.len[i] == 0) continue;
+        uint64_t addr = bk->gmap.base + (i << bk->gmap.shift);
+        bk->driver_calls++;
+        CUresult rc =
+            cf_driver()->cuMemSetAccess(addr, (uint64_t)bk->gmap.len[i] << bk->gmap.shift, &acc, 1);
+        if (first == CUDA_SUCCESS) first = rc;
+        i += bk->gmap.len[i] - 1u; /* the chunk's other granules */
+    }
+    return first;
+}
+
 CUresult cf_backing_map(struct cf_backing *bk, uint64_t addr, uint64_t bytes)
 {
     const struct cf_driver *drv = cf_driver();
@@ -185,12 +244,7 @@ CUresult cf_backing_map(struct cf_backing *bk, uint64_t addr, uint64_t bytes)
     bk->driver_calls++;
     rc = drv->cuMemMap(addr, bytes, 0, h, 0);
     if (rc == CUDA_SUCCESS) {
-        CUmemAccessDesc acc;
-        memset(&acc, 0, sizeof acc);
-        acc.location = prop.location;
-        acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-        bk->driver_calls++;
-        rc = drv->cuMemSetAccess(addr, bytes, &acc, 1);
+        rc = set_access(bk, addr, bytes);
         if (rc != CUDA_SUCCESS) {
             bk->driver_calls++;
             drv->cuMemUnmap(addr, bytes);

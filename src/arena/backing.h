@@ -41,6 +41,14 @@ void cf_backing_fini(struct cf_backing *bk);
 /* VMM: back [addr, addr+bytes) (granule-aligned, inside the reserve, unmapped).
  * The granule map is the caller's to update, under the lock its readers take. */
 CUresult cf_backing_map(struct cf_backing *bk, uint64_t addr, uint64_t bytes);
+/* Peer access (cuCtxEnablePeerAccess): natively, a device that enabled access to
+ * another's memory reaches every cudaMalloc block of it, but VMM memory only answers
+ * the devices its cuMemSetAccess named. reader is given access to owner's chunks
+ * mapped from now on; devices from 32 up are not tracked. */
+void cf_backing_add_reader(int owner, int reader);
+/* VMM: give reader access to every chunk bk has mapped. Caller holds the part's
+ * grow mutex (the mapped state cannot change under it). */
+CUresult cf_backing_grant(struct cf_backing *bk, int reader);
 /* VMM: give back the chunk mapped at addr. */
 CUresult cf_backing_unmap(struct cf_backing *bk, uint64_t addr, uint64_t bytes);
 

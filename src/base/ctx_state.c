@@ -1,4 +1,4 @@
-/* The kept answers behind hook/ctx_state.h. On a real GPU each of these driver
+/* The kept answers behind base/ctx_state.h. On a real GPU each of these driver
  * queries costs far more than the bookkeeping it serves (several per intercepted
  * call measured on an H200), and their answers change only at calls our wrappers
  * see: the current context at set/push/pop/create/destroy, a stream's device never

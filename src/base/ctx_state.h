@@ -13,8 +13,8 @@
  *
  * Nothing here allocates, locks or touches errno; the state is per thread
  * (initial-exec TLS) plus three process-wide words. */
-#ifndef CF_HOOK_CTX_STATE_H
-#define CF_HOOK_CTX_STATE_H
+#ifndef CF_BASE_CTX_STATE_H
+#define CF_BASE_CTX_STATE_H
 
 #include <cuda.h>
 #include <stdbool.h>

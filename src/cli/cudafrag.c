@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli/blocks.h"
 #include "cli/options_doc.h"
 #include "cli/replay.h"
 #include "cli/snapshot_import.h"
@@ -27,8 +28,8 @@
 #define EXIT_NOT_EXEC  126 /* ... and one it found but cannot execute */
 
 static const char usage[] =
-    "usage: cudafrag run [--sim] [--arena] [--trace] [--stack-depth N] [--output PATTERN]\n"
-    "                    [--check LIMITS...] [--] PROG [ARGS...]\n"
+    "usage: cudafrag run [--sim] [--arena] [--blocks] [--trace] [--stack-depth N]\n"
+    "                    [--output PATTERN] [--check LIMITS...] [--] PROG [ARGS...]\n"
     "       cudafrag report [--json | --html OUT.html] TRACE\n"
     "       cudafrag replay [--device-memory SIZE] [--model NAME[:KNOB=VALUE,...]]...\n"
     "                       [--sweep [MODEL:]KNOB=V1,V2,...]... [--json] [--check[=N]] TRACE\n"
@@ -47,6 +48,11 @@ static const char usage[] =
     "  --sim              use cudafrag's simulated CUDA device (no GPU needed)\n"
     "  --arena            serve cudaMalloc/cuMemAlloc from cudafrag's pooled arena\n"
     "                     (CUDAFRAG_ARENA=1)\n"
+    "  --blocks           the frameworks' caches off, each tensor an allocation of its\n"
+    "                     own, served by the arena: PYTORCH_NO_CUDA_MEMORY_CACHING=1,\n"
+    "                     XLA_PYTHON_CLIENT_ALLOCATOR=platform, CuPy's pools off at\n"
+    "                     import, CUDAFRAG_ARENA=1; a variable you set is kept (one line\n"
+    "                     says what was set; recorded in CUDAFRAG_BLOCKS)\n"
     "  --trace            also write every event to <output>.cftrace (CUDAFRAG_TRACE=1)\n"
     "  --stack-depth N    call-stack frames per allocation, 0 to 64 (CUDAFRAG_STACK_DEPTH)\n"
     "  --output PATTERN   report path without extension (CUDAFRAG_OUTPUT; %p pid,\n"
@@ -254,6 +260,49 @@ static void prepend(const char *var, const char *value)
     free(joined);
 }
 
+/* The folder of the CuPy hook (sitecustomize.py) of --blocks, as PYTHONPATH can
+ * carry it: build tree first (src/cli/python/), then the installed location. NULL
+ * when neither has it. */
+static const char *cupy_hook_dir(char *out, size_t n)
+{
+    char dir[PATH_MAX], cand[PATH_MAX + 64], real[PATH_MAX];
+    exe_dir(dir, sizeof dir);
+    snprintf(cand, sizeof cand, "%s/python/sitecustomize.py", dir);
+    if (!exists(cand)) snprintf(cand, sizeof cand, "%s/sitecustomize.py", CUDAFRAG_PYDIR);
+    if (!exists(cand) || realpath(cand, real) == NULL) return NULL;
+    *strrchr(real, '/') = '\0';
+    listable(real, ":", "PYTHONPATH", out, n); /* Python splits it at colons only */
+    return out;
+}
+
+/* A ':'-separated list variable holds entry. */
+static bool list_has(const char *var, const char *entry)
+{
+    const char *list = getenv(var);
+    size_t n = strlen(entry);
+    for (const char *p = list; p && *p; p += strcspn(p, ":"), p += *p == ':')
+        if (strncmp(p, entry, n) == 0 && (p[n] == ':' || p[n] == '\0')) return true;
+    return false;
+}
+
+/* --blocks: the frameworks' switches, said in one line (and a note per setting of
+ * the user's that a switch makes moot). */
+static void blocks(void)
+{
+    static struct cf_blocks b;
+    char pydir[PATH_MAX];
+    const char *hook = cupy_hook_dir(pydir, sizeof pydir);
+    cf_blocks_setup(hook, &b);
+    if (hook && !list_has("PYTHONPATH", hook)) prepend("PYTHONPATH", hook);
+    fprintf(stderr, "cudafrag: %s\n", b.line);
+    for (const char *p = b.notes; *p;) {
+        size_t len = strcspn(p, "\n");
+        fprintf(stderr, "cudafrag: note: %.*s\n", (int)len, p);
+        p += len;
+        p += *p == '\n';
+    }
+}
+
 /* "--name VALUE" or "--name=VALUE"; returns the value or NULL if arg is not name. */
 static const char *option_value(const char *name, char **argv, int *i, int argc)
 {
@@ -267,7 +316,7 @@ static const char *option_value(const char *name, char **argv, int *i, int argc)
 
 static int cmd_run(int argc, char **argv)
 {
-    bool sim = false, check = false;
+    bool sim = false, check = false, block_level = false;
     struct cf_limits limits;
     int i = 0, lim;
     cf_limits_init(&limits);
@@ -280,6 +329,8 @@ static int cmd_run(int argc, char **argv)
             sim = true;
         } else if (strcmp(argv[i], "--arena") == 0) {
             setenv("CUDAFRAG_ARENA", "1", 1);
+        } else if (strcmp(argv[i], "--blocks") == 0) {
+            block_level = true;
         } else if (strcmp(argv[i], "--trace") == 0) {
             setenv("CUDAFRAG_TRACE", "1", 1);
         } else if ((v = option_value("--stack-depth", argv, &i, argc))) {
@@ -315,6 +366,7 @@ static int cmd_run(int argc, char **argv)
         fprintf(stderr, "cudafrag: --check goes with at least one limit\n%s", usage);
         return EXIT_USAGE;
     }
+    if (block_level) blocks();
     char found[PATH_MAX], lib[PATH_MAX], dirs[2 * PATH_MAX + 2];
     find_library(found, sizeof found);
     listable(found, PRELOAD_SEPARATORS, "LD_PRELOAD", lib, sizeof lib);

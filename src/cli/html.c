@@ -107,8 +107,13 @@ static void header(struct cf_buf *b, const struct cf_snap *s)
     cf_buf_printf(b, " &middot; %s &middot; %s report (", cf_fmt_secs(s->duration_s, d, sizeof d),
                   s->interim ? "interim" : "final");
     esc(b, s->reason ? s->reason : "exit");
-    cf_buf_puts(b, "), computed from its trace</p>\n<nav aria-label=\"sections\"><a "
-                   "href=\"#summary\">Summary</a>");
+    cf_buf_puts(b, "), computed from its trace</p>\n");
+    if (s->blocks && s->blocks[0]) {
+        cf_buf_puts(b, "<p class=\"meta\">framework caches bypassed (cudafrag run --blocks): ");
+        esc(b, s->blocks);
+        cf_buf_puts(b, "</p>\n");
+    }
+    cf_buf_puts(b, "<nav aria-label=\"sections\"><a href=\"#summary\">Summary</a>");
     for (unsigned i = 0; i < s->ndevs; i++)
         cf_buf_printf(b, "<a href=\"#device-%d\">Device %d</a>", s->devs[i].device,
                       s->devs[i].device);

@@ -114,6 +114,24 @@ static void text_rank(FILE *o, const struct rank *r)
             cf_fmt_bytes(r->v.leaked_bytes, k, sizeof k), r->sev[0], r->sev[1], r->sev[2]);
 }
 
+/* Each rank's devices, one row each: a rank that touched a device it should not
+ * (one process per GPU) shows up here. */
+static void text_devices(FILE *o, const struct rank *r, unsigned n)
+{
+    char l[32], f[32];
+    fprintf(o, "\n-- devices --\n%-6s %6s %11s %11s %7s %10s %10s\n", "rank", "device", "peak live",
+            "footprint", "frag", "allocs", "frees");
+    for (unsigned i = 0; i < n; i++)
+        for (unsigned k = 0; k < r[i].v.ndevs; k++) {
+            const struct cf_view_dev *d = &r[i].v.devs[k];
+            char fr[16] = "?";
+            if (!isnan(d->frag)) snprintf(fr, sizeof fr, "%.1f%%", 100 * d->frag);
+            fprintf(o, "%-6s %6d %11s %11s %7s %10" PRIu64 " %10" PRIu64 "\n", r[i].v.rank,
+                    d->device, cf_fmt_bytes(d->peak_live, l, sizeof l),
+                    cf_fmt_bytes(d->peak_footprint, f, sizeof f), fr, d->allocs, d->frees);
+        }
+}
+
 static void text_out(FILE *o, const struct rank *r, unsigned n, const struct msite *m, unsigned nm)
 {
     char a[32], b[32], c[32], d[32];
@@ -131,6 +149,7 @@ static void text_out(FILE *o, const struct rank *r, unsigned n, const struct msi
     fprintf(o, "%-6s %-14s %8s %4s %11s %11s %11s %7s %10" PRIu64 " %11s %11s\n", "total", "", "",
             "", cf_fmt_bytes(live, a, sizeof a), cf_fmt_bytes(fp, b, sizeof b), "", "", allocs,
             cf_fmt_bytes(bytes, c, sizeof c), cf_fmt_bytes(leaked, d, sizeof d));
+    text_devices(o, r, n);
     const struct rank *top = peak_rank(r, n, &ratio);
     fprintf(o, "\npeak: rank %s, device %d, footprint %s (%.2fx the mean over ranks)\n",
             top->v.rank, top->max_dev, cf_fmt_bytes(top->max_dev_fp, a, sizeof a), ratio);
@@ -154,10 +173,11 @@ static void json_rank(struct cf_buf *b, const struct rank *r)
     cf_buf_puts(b, ",\"devices\":[");
     for (unsigned i = 0; i < r->v.ndevs; i++) {
         const struct cf_view_dev *d = &r->v.devs[i];
-        cf_buf_printf(b,
-                      "%s{\"device\":%d,\"peak_live_bytes\":%" PRIu64
-                      ",\"peak_footprint_bytes\":%" PRIu64 ",\"fragmentation\":",
-                      i ? "," : "", d->device, d->peak_live, d->peak_footprint);
+        cf_buf_printf(
+            b,
+            "%s{\"device\":%d,\"peak_live_bytes\":%" PRIu64 ",\"peak_footprint_bytes\":%" PRIu64
+            ",\"allocs\":%" PRIu64 ",\"frees\":%" PRIu64 ",\"fragmentation\":",
+            i ? "," : "", d->device, d->peak_live, d->peak_footprint, d->allocs, d->frees);
         cf_buf_json_num(b, d->frag);
         cf_buf_puts(b, "}");
     }

@@ -24,7 +24,9 @@ struct cf_dw_module {
     Dwfl *dwfl; /* NULL: the file could not be read (said once) */
     Dwfl_Module *mod;
     char build_id[2 * 64 + 1]; /* hex; "" when the file has none */
-    bool stale_said;
+    bool stale;                /* its build-id differs from the traced one */
+    char traced_id[2 * 64 + 1];
+    bool missing; /* the file does not exist here */
 };
 
 struct cf_dw {
@@ -35,6 +37,37 @@ struct cf_dw {
     demangle_fn *demangle;
     bool demangle_tried;
 };
+
+/* A trace read on another machine names many modules that are not here (a
+ * framework's libraries, another Python): one line for all of them, said when
+ * the symbolizer closes, instead of one per module. */
+static void say_unread(const struct cf_dw *dw)
+{
+    const struct cf_dw_module *miss = NULL, *stale = NULL;
+    unsigned nmiss = 0, nstale = 0;
+    for (const struct cf_dw_module *m = dw->modules; m; m = m->next) {
+        if (m->missing) nmiss++, miss = m;
+        if (m->stale) nstale++, stale = m;
+    }
+    if (nmiss == 1)
+        fprintf(stderr, "cudafrag: cannot open %s: %s\n", miss->path, strerror(ENOENT));
+    else if (nmiss > 1)
+        fprintf(stderr,
+                "cudafrag: %u modules of the trace are not on this machine (%s, ...): their "
+                "frames are shown as module+offset\n",
+                nmiss, miss->path);
+    if (nstale == 1)
+        fprintf(stderr,
+                "cudafrag: %s: build-id %s, but %s when traced (the trace is from another "
+                "machine, or the file was replaced since): its frames are not symbolized\n",
+                stale->path, *stale->build_id ? stale->build_id : "(none)", stale->traced_id);
+    else if (nstale > 1)
+        fprintf(stderr,
+                "cudafrag: %u modules differ from the traced ones (%s, ...; the trace is from "
+                "another machine, or they were replaced since): their frames are not "
+                "symbolized\n",
+                nstale, stale->path);
+}
 
 /* Where the code at an address came from: the line table's row, then each inlined
  * call site on the way out. The strings point into the module's DWARF; a relative
@@ -73,6 +106,7 @@ struct cf_dw *cf_dw_open(void)
 void cf_dw_close(struct cf_dw *dw)
 {
     if (dw == NULL) return;
+    say_unread(dw);
     struct cf_dw_module *next;
     for (struct cf_dw_module *m = dw->modules; m; m = next) {
         next = m->next;
@@ -95,9 +129,14 @@ static void read_build_id(struct cf_dw_module *m)
 
 /* A regular file's descriptor, or -1 with the reason said: libdw's own message for
  * a missing file or a directory would not name the problem. */
-static int open_file(const char *path)
+static int open_file(struct cf_dw_module *m)
 {
+    const char *path = m->path;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) {
+        m->missing = true; /* said with the others at close */
+        return -1;
+    }
     if (fd < 0) {
         warn("cannot open %s: %s", path, strerror(errno));
         return -1;
@@ -116,7 +155,7 @@ static int open_file(const char *path)
  * modules at the same addresses cannot share one address space. */
 static void report_module(struct cf_dw_module *m)
 {
-    int fd = open_file(m->path);
+    int fd = open_file(m);
     if (fd < 0) return;
     m->dwfl = dwfl_begin(&offline_callbacks);
     if (m->dwfl == NULL) {
@@ -159,12 +198,8 @@ static bool is_stale(struct cf_dw_module *m, const char *build_id_hex)
 {
     if (build_id_hex == NULL || *build_id_hex == '\0') return false;
     if (strcasecmp(build_id_hex, m->build_id) == 0) return false;
-    if (!m->stale_said) {
-        m->stale_said = true;
-        warn("%s: build-id %s, but %s when traced: the file was replaced since, so its "
-             "frames are not symbolized",
-             m->path, *m->build_id ? m->build_id : "(none)", build_id_hex);
-    }
+    if (!m->stale) snprintf(m->traced_id, sizeof m->traced_id, "%s", build_id_hex);
+    m->stale = true; /* said with the others at close */
     return true;
 }
 

@@ -181,6 +181,8 @@ static void devices(struct cf_view *v, const struct cf_json *j, const struct cf_
         x->peak_live = u64_of(j, d, "peak_live_bytes");
         x->peak_footprint = u64_of(j, d, "peak_footprint_bytes");
         x->total = u64_of(j, d, "total_bytes");
+        x->allocs = u64_of(j, d, "allocs");
+        x->frees = u64_of(j, d, "frees");
         x->frag = cf_json_num(cf_json_get(j, d, "fragmentation"), NAN);
     }
 }

@@ -21,7 +21,8 @@ struct cf_view_site {
 struct cf_view_dev {
     int device;
     uint64_t peak_live, peak_footprint, total;
-    double frag; /* NAN: unknown */
+    uint64_t allocs, frees; /* 0 in reports older than these fields */
+    double frag;            /* NAN: unknown */
 };
 
 struct cf_view_finding {

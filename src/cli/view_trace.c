@@ -77,9 +77,10 @@ static void head(struct cf_buf *b, const struct cf_snap *s)
         const struct cf_dev_view *d = &s->devs[i];
         cf_buf_printf(b,
                       "%s{\"device\":%d,\"total_bytes\":%" PRIu64 ",\"peak_live_bytes\":%" PRIu64
-                      ",\"peak_footprint_bytes\":%" PRIu64 ",",
+                      ",\"peak_footprint_bytes\":%" PRIu64 ",\"allocs\":%" PRIu64
+                      ",\"frees\":%" PRIu64 ",",
                       i ? "," : "", d->device, s->rec.dev[d->device].total_bytes, d->peak_live,
-                      d->peak_footprint);
+                      d->peak_footprint, s->rec.dev[d->device].allocs, s->rec.dev[d->device].frees);
         knum(b, "fragmentation", d->headline_frag);
         cf_buf_puts(b, "}");
     }

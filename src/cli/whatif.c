@@ -246,6 +246,7 @@ static int replay(const struct options *o, const struct plan *p)
     struct cf_rp_device_table devs[CF_RP_MAX_DEVICES];
     struct cf_rp_table t = {.trace = o->trace,
                             .program = cf_snap_replay_who.program,
+                            .blocks = snap.blocks,
                             .devs = devs,
                             .checked = o->check_every != 0};
     memset(devs, 0, sizeof devs);

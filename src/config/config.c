@@ -167,3 +167,16 @@ const char *cf_opt_str(enum cf_opt_id id)
     cf_config_load();
     return cf_opt_values[id].s;
 }
+
+const char *cf_opt_item(const char *p, char *item, size_t n)
+{
+    if (p == NULL) return NULL;
+    p += strspn(p, "; ");
+    if (*p == '\0') return NULL;
+    size_t len = strcspn(p, ";");
+    const char *next = p + len;
+    while (len && p[len - 1] == ' ')
+        len--;
+    snprintf(item, n, "%.*s", (int)len, p);
+    return next;
+}

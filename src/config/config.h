@@ -5,6 +5,7 @@
 #define CF_CONFIG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum cf_opt_type { CF_BOOL, CF_INT, CF_SIZE, CF_STRING };
@@ -21,6 +22,10 @@ enum cf_opt_type { CF_BOOL, CF_INT, CF_SIZE, CF_STRING };
       "The program's own allocator frames, as comma-separated patterns ('*' matches any text) "    \
       "of a function, module or Python file: a call site is named by its first frame matching "    \
       "none of them nor the built-in list (docs/report.md). Full stacks stay in JSON and traces.") \
+    X(PYTHON_MEMORY, "CUDAFRAG_PYTHON_MEMORY", CF_BOOL, "1", 0, 1,                                 \
+      "Read Python frames from the interpreter's memory (CPython 3.10-3.13), also on threads "    \
+      "that released the GIL (docs/python-frames.md); 0: only through CPython's C API, on "       \
+      "threads holding the GIL.")                                                                  \
     X(OUTPUT, "CUDAFRAG_OUTPUT", CF_STRING, "cudafrag-%e-%p", 0, 0,                                \
       "Report path pattern without extension (.txt and .json are added); %p pid, %e executable, " \
       "%h host, %r rank (RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID), %% a percent sign. "           \
@@ -59,7 +64,11 @@ enum cf_opt_type { CF_BOOL, CF_INT, CF_SIZE, CF_STRING };
       "`cudafrag report FILE` prints the report from it.")                                          \
     X(TRACE_FLUSH_MS, "CUDAFRAG_TRACE_FLUSH_MS", CF_INT, "200", 1, 60000,                          \
       "Milliseconds between flushes of the threads' trace buffers: what a killed process can "    \
-      "lose at most.")
+      "lose at most.")                                                                             \
+    X(BLOCKS, "CUDAFRAG_BLOCKS", CF_STRING, "", 0, 0,                                              \
+      "Set by `cudafrag run --blocks`: the framework allocator switches in effect for "           \
+      "block-level capture, separated by '; ' (docs/replay.md). Shown in the report's header "    \
+      "and kept in the trace; it changes nothing itself.")
 // clang-format on
 
 enum cf_opt_id {
@@ -106,6 +115,11 @@ static inline bool cf_opt_bool(enum cf_opt_id id)
 int64_t cf_opt_int(enum cf_opt_id id);
 uint64_t cf_opt_size(enum cf_opt_id id);
 const char *cf_opt_str(enum cf_opt_id id);
+
+/* The items of a '; '-separated list knob (CUDAFRAG_BLOCKS), one per call:
+ * copies the next item, trimmed, into item and returns where to continue, or
+ * NULL after the last. */
+const char *cf_opt_item(const char *p, char *item, size_t n);
 
 /* Parsers shared with the command line; return 0 on success. */
 int cf_parse_bool(const char *s, bool *out);

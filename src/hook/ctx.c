@@ -1,6 +1,6 @@
 /* Calls that change which context is current, destroy contexts, or begin and end
  * stream captures. None is recorded: each passes through with exactly its result,
- * out-parameters and errno, and then tells hook/ctx_state.c, whose kept answers
+ * out-parameters and errno, and then tells base/ctx_state.c, whose kept answers
  * (current device, capture in progress) spare the allocation hooks their driver
  * queries. The runtime's calls arrive here as driver calls too (it gets its driver
  * functions from our cuGetProcAddress); the runtime wrappers are for a shared

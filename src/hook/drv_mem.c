@@ -55,11 +55,11 @@ CF_EXPORT CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
 {
     REAL_OR_FAIL(cuMemFree_v2);
     if (!cf_hook_begin()) return real(dptr);
-    CUresult rc;
-    if (!cf_route_free(CF_API_cuMemFree, dptr, NULL, false, &rc)) {
-        struct cf_free_note f;
-        cf_note_free_begin(&f, CF_API_cuMemFree, dptr);
-        CF_TIMED(rc, real(dptr));
+    CUresult rc = CUDA_SUCCESS;
+    struct cf_free_note f;
+    uint64_t ptr;
+    if (!cf_route_free(&f, CF_API_cuMemFree, dptr, NULL, false, &ptr)) {
+        CF_TIMED(rc, real(ptr));
         int saved = errno;
         cf_note_free_end(&f, rc);
         errno = saved;

@@ -79,14 +79,15 @@ CF_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_
     return alloc_from_pool(real, true, dptr, bytesize, pool, hStream);
 }
 
-static CUresult free_async(__typeof__(&cuMemFreeAsync) real, CUdeviceptr dptr, CUstream stream)
+static CUresult free_async(__typeof__(&cuMemFreeAsync) real, bool ptsz, CUdeviceptr dptr,
+                           CUstream stream)
 {
     if (!cf_hook_begin()) return real(dptr, stream);
-    CUresult rc;
-    if (!cf_route_free(CF_API_cuMemFreeAsync, dptr, stream, true, &rc)) {
-        struct cf_free_note f;
-        cf_note_free_begin(&f, CF_API_cuMemFreeAsync, dptr);
-        CF_TIMED(rc, real(dptr, stream));
+    CUresult rc = CUDA_SUCCESS;
+    struct cf_free_note f;
+    uint64_t ptr;
+    if (!cf_route_free_async(&f, CF_API_cuMemFreeAsync, dptr, stream, ptsz, &ptr)) {
+        CF_TIMED(rc, real(ptr, stream));
         int saved = errno;
         cf_note_free_end(&f, rc);
         errno = saved;
@@ -98,13 +99,13 @@ static CUresult free_async(__typeof__(&cuMemFreeAsync) real, CUdeviceptr dptr, C
 CF_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 {
     REAL_OR_FAIL(cuMemFreeAsync);
-    return free_async(real, dptr, hStream);
+    return free_async(real, false, dptr, hStream);
 }
 
 CF_EXPORT CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
 {
     REAL_OR_FAIL(cuMemFreeAsync_ptsz);
-    return free_async(real, dptr, hStream);
+    return free_async(real, true, dptr, hStream);
 }
 
 /* ---- pools ---- */

@@ -18,7 +18,7 @@
 extern __thread uint64_t cf_call_ns __attribute__((tls_model("initial-exec")));
 /* When that call returned: the time of its event, so the record reads no clock of
  * its own (a clock read is a visible share of the per-call cost, see
- * src/record/clock.c). Taken (and cleared) by cf_call_end(). */
+ * src/base/clock.c). Taken (and cleared) by cf_call_end(). */
 extern __thread uint64_t cf_call_end_ns __attribute__((tls_model("initial-exec")));
 
 /* The end of the last timed call, once: 0 when no timed call is pending, and the

@@ -20,36 +20,23 @@ cudaError_t cf_missing_runtime(const char *name)
     return cudaErrorSharedObjectSymbolNotFound;
 }
 
-cudaError_t cf_runtime_error(CUresult rc)
+/* Every allocation record is built here, with one policy: the address only when
+ * the call succeeded, and a device the caller could not name (-1) is the calling
+ * thread's current one, from the kept answer (base/ctx_state.h) rather than asked
+ * by the record layer. */
+static void record(struct cf_alloc_info ai)
 {
-    switch (rc) {
-    case CUDA_SUCCESS:
-        return cudaSuccess;
-    case CUDA_ERROR_OUT_OF_MEMORY:
-        return cudaErrorMemoryAllocation;
-    case CUDA_ERROR_INVALID_VALUE:
-        return cudaErrorInvalidValue;
-    case CUDA_ERROR_NOT_SUPPORTED:
-        return cudaErrorNotSupported;
-    case CUDA_ERROR_INVALID_CONTEXT:
-        return cudaErrorDeviceUninitialized;
-    case CUDA_ERROR_NOT_INITIALIZED:
-        return cudaErrorInitializationError;
-    case CUDA_ERROR_DEINITIALIZED:
-        return cudaErrorCudartUnloading;
-    default:
-        return cudaErrorUnknown;
-    }
+    if (ai.result != 0) ai.addr = 0;
+    if (ai.device < 0) ai.device = cf_current_device();
+    cf_rec_alloc(&ai);
 }
 
 static void note_alloc(enum cf_api api, uint64_t addr, uint64_t requested, uint64_t granted,
                        int device, int result, bool oom, bool shadow)
 {
-    /* Found here, from the kept answer, rather than asked by the record layer. */
-    if (device < 0) device = cf_current_device();
-    struct cf_alloc_info ai = {
+    record((struct cf_alloc_info){
         .api = api,
-        .addr = result == 0 ? addr : 0,
+        .addr = addr,
         .requested = requested,
         .granted = granted,
         .device = device,
@@ -58,8 +45,7 @@ static void note_alloc(enum cf_api api, uint64_t addr, uint64_t requested, uint6
         .shadow = shadow,
         .ns = cf_call_ns,
         .t_ns = cf_call_end(),
-    };
-    cf_rec_alloc(&ai);
+    });
 }
 
 void cf_note_alloc(enum cf_api api, uint64_t addr, uint64_t requested, uint64_t granted, int device,
@@ -162,9 +148,9 @@ void cf_async_target(CUstream stream, bool ptsz, uint64_t pool, struct cf_async_
 void cf_note_async_alloc(enum cf_api api, uint64_t addr, uint64_t requested, CUstream stream,
                          const struct cf_async_target *t, int result, bool oom)
 {
-    struct cf_alloc_info ai = {
+    record((struct cf_alloc_info){
         .api = api,
-        .addr = result == 0 ? addr : 0,
+        .addr = addr,
         .requested = requested,
         .stream = (uint64_t)(uintptr_t)stream,
         .pool = t->capturing ? 0 : t->pool,
@@ -174,8 +160,23 @@ void cf_note_async_alloc(enum cf_api api, uint64_t addr, uint64_t requested, CUs
         .graph = t->capturing,
         .ns = cf_call_ns,
         .t_ns = cf_call_end(),
-    };
-    cf_rec_alloc(&ai);
+    });
+}
+
+void cf_note_arena_alloc(enum cf_api api, uint64_t addr, uint64_t requested, uint64_t granted,
+                         CUstream stream, int device, uint64_t t0, uint64_t end)
+{
+    record((struct cf_alloc_info){
+        .api = api,
+        .addr = addr,
+        .requested = requested,
+        .granted = granted,
+        .stream = (uint64_t)(uintptr_t)stream,
+        .device = device,
+        .arena = true,
+        .ns = end - t0,
+        .t_ns = end,
+    });
 }
 
 void cf_note_pool_created(uint64_t pool, int device)

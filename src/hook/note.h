@@ -15,11 +15,9 @@
 /* The answer when the real function does not exist in this process (warned once). */
 CUresult cf_missing_driver(const char *name);
 cudaError_t cf_missing_runtime(const char *name);
-/* A driver result as the runtime API reports it. */
-cudaError_t cf_runtime_error(CUresult rc);
 
 /* An allocation or registration of any kind but async/pool ones. device = -1: the
- * record layer finds the current device. */
+ * calling thread's current device. */
 void cf_note_alloc(enum cf_api api, uint64_t addr, uint64_t requested, uint64_t granted, int device,
                    int result, bool oom);
 /* cudaMalloc/cuMemAlloc families made by the real API: also fed to the shadow arena. */
@@ -66,6 +64,11 @@ struct cf_async_target {
 void cf_async_target(CUstream stream, bool ptsz, uint64_t pool, struct cf_async_target *t);
 void cf_note_async_alloc(enum cf_api api, uint64_t addr, uint64_t requested, CUstream stream,
                          const struct cf_async_target *t, int result, bool oom);
+
+/* An allocation cudafrag's arena served (hook/route.c), timed by the caller from
+ * t0 to end: the real API was not called. */
+void cf_note_arena_alloc(enum cf_api api, uint64_t addr, uint64_t requested, uint64_t granted,
+                         CUstream stream, int device, uint64_t t0, uint64_t end);
 
 /* Pool bookkeeping seen through the pool APIs. */
 void cf_note_pool_created(uint64_t pool, int device);

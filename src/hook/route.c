@@ -7,28 +7,24 @@
 
 #include <errno.h>
 
-static void note_arena_alloc(enum cf_api api, uint64_t addr, uint64_t size, uint64_t granted,
-                             CUstream stream, int device, uint64_t t0)
+/* The arena makes the primary context current when none is, as the runtime does
+ * at its first call; a driver call instead fails without a context, so it goes
+ * to the driver then. A kept answer: no driver call in a steady state. */
+static bool context_for(enum cf_api api)
 {
-    uint64_t end = cf_now_ns();
-    struct cf_alloc_info ai = {
-        .api = api,
-        .addr = addr,
-        .requested = size,
-        .granted = granted,
-        .stream = (uint64_t)(uintptr_t)stream,
-        .device = device,
-        .arena = true,
-        .ns = end - t0,
-        .t_ns = end,
-    };
-    cf_rec_alloc(&ai);
+    if (api != CF_API_cuMemAlloc && api != CF_API_cuMemAllocPitch) return true;
+    CUcontext ctx = NULL;
+    return cf_current_context(&ctx) == CUDA_SUCCESS && ctx != NULL;
 }
 
 bool cf_route_alloc(enum cf_api api, uint64_t *out, uint64_t size)
 {
-    /* Size 0 keeps the real API's answer (success with a NULL pointer). */
-    if (size == 0 || !cf_arena_enabled()) return false;
+    /* Size 0 keeps the real API's answer (success with a NULL pointer). While
+     * any capture runs, the driver decides: a synchronous allocation is an
+     * unsafe call that fails and invalidates a global-mode capture, or one of
+     * the capturing thread in thread-local mode, and succeeds in relaxed mode. */
+    if (size == 0 || cf_capture_in_progress() || !context_for(api) || !cf_arena_enabled())
+        return false;
     int saved = errno;
     CUdeviceptr p = 0;
     uint64_t granted = 0;
@@ -36,7 +32,7 @@ bool cf_route_alloc(enum cf_api api, uint64_t *out, uint64_t size)
     bool served = cf_arena_alloc(&p, size, NULL, false, &granted) == CUDA_SUCCESS;
     if (served) {
         *out = p;
-        note_arena_alloc(api, p, size, granted, NULL, cf_current_device(), t0);
+        cf_note_arena_alloc(api, p, size, granted, NULL, -1, t0, cf_now_ns());
     }
     errno = saved;
     return served;
@@ -55,22 +51,60 @@ bool cf_route_alloc_async(enum cf_api api, uint64_t *out, uint64_t size, CUstrea
     bool served = cf_arena_alloc(&p, size, stream, true, &granted) == CUDA_SUCCESS;
     if (served) {
         *out = p;
-        note_arena_alloc(api, p, size, granted, stream, t->device, t0);
+        cf_note_arena_alloc(api, p, size, granted, stream, t->device, t0, cf_now_ns());
     }
     errno = saved;
     return served;
 }
 
-bool cf_route_free(enum cf_api api, uint64_t ptr, CUstream stream, bool async, CUresult *rc)
+/* The arena refuses the free: the real call gets a pointer the driver refuses. */
+static bool refuse(struct cf_free_note *f, enum cf_api api, uint64_t ptr, uint64_t *real_ptr)
 {
-    if (ptr == 0 || !cf_arena_enabled() || !cf_arena_owns(ptr)) return false;
+    *real_ptr = cf_arena_refused_ptr(ptr);
+    cf_note_free_begin(f, api, ptr);
+    return false;
+}
+
+bool cf_route_free(struct cf_free_note *f, enum cf_api api, uint64_t ptr, CUstream stream,
+                   bool async, uint64_t *real_ptr)
+{
+    *real_ptr = ptr;
+    if (ptr == 0 || !cf_arena_enabled() || !cf_arena_owns(ptr)) {
+        cf_note_free_begin(f, api, ptr);
+        return false;
+    }
     int saved = errno;
     /* Taken out first: the arena may hand ptr to another thread as soon as it is free. */
-    struct cf_alloc *live = cf_rec_free_begin(ptr);
+    f->api = api;
+    f->addr = ptr;
+    f->live = cf_rec_free_begin(ptr);
     uint64_t t0 = cf_now_ns();
-    *rc = cf_arena_free(ptr, stream, async);
+    CUresult rc = cf_arena_free(ptr, stream, async);
     uint64_t end = cf_now_ns();
-    cf_rec_free_end(api, ptr, live, *rc, end - t0, end);
+    if (rc == CUDA_SUCCESS)
+        cf_rec_free_end(api, ptr, f->live, rc, end - t0, end);
+    else
+        /* Refused (interior or stale pointer, stream-ordered free of a block a
+         * synchronous allocation took): the real call fails as natively, and the
+         * runtime's last error with it; the caller records its result. */
+        *real_ptr = cf_arena_refused_ptr(ptr);
     errno = saved;
-    return true;
+    return rc == CUDA_SUCCESS;
+}
+
+bool cf_route_free_async(struct cf_free_note *f, enum cf_api api, uint64_t ptr, CUstream stream,
+                         bool ptsz, uint64_t *real_ptr)
+{
+    /* Captured, the free becomes a graph node, which only a graph allocation may
+     * take: the driver refuses arena memory there as it refuses the program's. */
+    if (ptr != 0 && cf_arena_enabled() && cf_arena_owns(ptr) && cf_stream_capturing(stream, ptsz))
+        return refuse(f, api, ptr, real_ptr);
+    return cf_route_free(f, api, ptr, stream, true, real_ptr);
+}
+
+enum cf_route_q cf_route_query(uint64_t ptr, struct cf_arena_block *blk)
+{
+    if (ptr == 0 || !cf_hook_enabled() || cf_in_hook || !cf_arena_enabled() || !cf_arena_owns(ptr))
+        return CF_Q_NATIVE;
+    return cf_arena_find_block(ptr, blk) ? CF_Q_BLOCK : CF_Q_STALE;
 }

@@ -40,14 +40,11 @@ CF_EXPORT cudaError_t CUDARTAPI cudaFree(void *devPtr)
 {
     REAL_OR_FAIL(cudaFree);
     if (!cf_hook_begin()) return real(devPtr);
-    CUresult arena_rc;
-    cudaError_t rc;
-    if (cf_route_free(CF_API_cudaFree, ADDR(devPtr), NULL, false, &arena_rc)) {
-        rc = cf_runtime_error(arena_rc);
-    } else {
-        struct cf_free_note f;
-        cf_note_free_begin(&f, CF_API_cudaFree, ADDR(devPtr));
-        CF_TIMED(rc, real(devPtr));
+    cudaError_t rc = cudaSuccess;
+    struct cf_free_note f;
+    uint64_t ptr;
+    if (!cf_route_free(&f, CF_API_cudaFree, ADDR(devPtr), NULL, false, &ptr)) {
+        CF_TIMED(rc, real((void *)(uintptr_t)ptr));
         int saved = errno;
         cf_note_free_end(&f, rc);
         errno = saved;

@@ -81,17 +81,15 @@ CF_EXPORT cudaError_t CUDARTAPI cudaMallocFromPoolAsync_ptsz(void **ptr, size_t 
     return malloc_from_pool(real, true, ptr, size, memPool, stream);
 }
 
-static cudaError_t free_async(__typeof__(&cudaFreeAsync) real, void *devPtr, cudaStream_t stream)
+static cudaError_t free_async(__typeof__(&cudaFreeAsync) real, bool ptsz, void *devPtr,
+                              cudaStream_t stream)
 {
     if (!cf_hook_begin()) return real(devPtr, stream);
-    CUresult arena_rc;
-    cudaError_t rc;
-    if (cf_route_free(CF_API_cudaFreeAsync, ADDR(devPtr), stream, true, &arena_rc)) {
-        rc = cf_runtime_error(arena_rc);
-    } else {
-        struct cf_free_note f;
-        cf_note_free_begin(&f, CF_API_cudaFreeAsync, ADDR(devPtr));
-        CF_TIMED(rc, real(devPtr, stream));
+    cudaError_t rc = cudaSuccess;
+    struct cf_free_note f;
+    uint64_t ptr;
+    if (!cf_route_free_async(&f, CF_API_cudaFreeAsync, ADDR(devPtr), stream, ptsz, &ptr)) {
+        CF_TIMED(rc, real((void *)(uintptr_t)ptr, stream));
         int saved = errno;
         cf_note_free_end(&f, rc);
         errno = saved;
@@ -103,13 +101,13 @@ static cudaError_t free_async(__typeof__(&cudaFreeAsync) real, void *devPtr, cud
 CF_EXPORT cudaError_t CUDARTAPI cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 {
     REAL_OR_FAIL(cudaFreeAsync);
-    return free_async(real, devPtr, hStream);
+    return free_async(real, false, devPtr, hStream);
 }
 
 CF_EXPORT cudaError_t CUDARTAPI cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream)
 {
     REAL_OR_FAIL(cudaFreeAsync_ptsz);
-    return free_async(real, devPtr, hStream);
+    return free_async(real, true, devPtr, hStream);
 }
 
 /* ---- pools ---- */

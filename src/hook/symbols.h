@@ -16,6 +16,10 @@
     X(cuMemAllocPitch, cuMemAllocPitch) \
     X(cuMemAllocPitch_v2, cuMemAllocPitch) \
     X(cuMemAllocManaged, cuMemAllocManaged) \
+    X(cuMemGetAddressRange, cuMemGetAddressRange) \
+    X(cuMemGetAddressRange_v2, cuMemGetAddressRange) \
+    X(cuPointerGetAttribute, cuPointerGetAttribute) \
+    X(cuPointerGetAttributes, cuPointerGetAttributes) \
     X(cuMemAllocHost, cuMemAllocHost) \
     X(cuMemAllocHost_v2, cuMemAllocHost) \
     X(cuMemHostAlloc, cuMemHostAlloc) \
@@ -50,6 +54,7 @@
     X(cuStreamDestroy, cuStreamDestroy) \
     X(cuStreamDestroy_v2, cuStreamDestroy) \
     X(cuCtxSetCurrent, cuCtxSetCurrent) \
+    X(cuCtxEnablePeerAccess, cuCtxEnablePeerAccess) \
     X(cuCtxPushCurrent, cuCtxPushCurrent) \
     X(cuCtxPushCurrent_v2, cuCtxPushCurrent) \
     X(cuCtxPopCurrent, cuCtxPopCurrent) \

@@ -207,6 +207,14 @@ uint64_t cf_fp_free(const struct cf_alloc *a, int slot, uint64_t now)
     return account(a, slot, -1, now, NULL);
 }
 
+void cf_fp_count(int slot, int64_t allocs, int64_t frees)
+{
+    struct cf_device_stats *d = stats_of(slot);
+    if (d == NULL) return;
+    d->allocs += (uint64_t)allocs;
+    d->frees += (uint64_t)frees;
+}
+
 /* A series that is read, not derived: a pool's reserved bytes (delta), the graph
  * pool's reserved and used bytes, the arena's mapped bytes (absolute). Returns
  * the event's seq. */

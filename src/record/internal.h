@@ -79,15 +79,36 @@ void cf_stack_configure(int depth);
 void cf_stack_before_fork(void);
 void cf_stack_after_fork_child(void);
 
-/* ---- pyframes.c: Python frames, read only by a thread holding the GIL ---- */
+/* ---- pyframes.c: Python frames, interned; read from memory (pyread.c) or, for
+ * versions whose layout is not known, through the C API by a GIL holder ---- */
 /* Merges this thread's Python frames into frames[0..n) where the interpreter's
  * eval loop is, or appends a marker saying why there are none; returns the new
  * count (at most max). Returns n in a process without a Python interpreter. */
 uint32_t cf_py_merge(uintptr_t *frames, uint32_t n, uint32_t max);
-void cf_py_configure(int depth);
-void cf_py_define(const struct cf_event *e); /* a PYFRAME event, replayed */
-void cf_py_lock(void);                       /* fork: alone, before the meta locks */
+void cf_py_configure(int depth, bool memory); /* memory: CUDAFRAG_PYTHON_MEMORY */
+void cf_py_define(const struct cf_event *e);  /* a PYFRAME event, replayed */
+void cf_py_lock(void);                        /* fork: alone, before the meta locks */
 void cf_py_unlock(void);
+
+/* ---- pyread.c: this thread's Python frames read from memory, without the GIL ---- */
+/* A Python frame as read: its code object with what identifies it (a code object
+ * freed and another made at its address is told apart by these), and where it is. */
+struct cf_py_raw {
+    uintptr_t code, filename, name, linetable; /* name: co_qualname (3.11+) or co_name */
+    int32_t firstlineno;
+    int32_t offset;  /* of its instruction in bytes; -1: before the first */
+    bool ends_entry; /* the outermost frame of one C call of the eval loop */
+};
+/* The layout of CPython `version` (PY_VERSION_HEX); false when it is not known. */
+bool cf_pyread_setup(unsigned long version);
+/* Up to max frames of tstate (this thread's own), innermost first; -1 when what
+ * was read does not look like CPython's frames. */
+int cf_pyread_walk(uintptr_t tstate, struct cf_py_raw *out, uint32_t max);
+/* "file\0function\0" of a frame's code (the end of a long file name); the
+ * length with both '\0's, 0 when unreadable. */
+uint32_t cf_pyread_names(const struct cf_py_raw *f, char *text, uint32_t file_cap,
+                         uint32_t func_cap, uint32_t *file_len);
+uint32_t cf_pyread_line(const struct cf_py_raw *f); /* 0: unknown */
 
 /* ---- site.c: call sites; the table under one lock, a site's figures under the
  * lock of its home slot ---- */
@@ -178,6 +199,9 @@ uint64_t cf_seq_next(void);
  * new peak. */
 uint64_t cf_fp_alloc(const struct cf_alloc *a, int slot, bool *new_peak);
 uint64_t cf_fp_free(const struct cf_alloc *a, int slot, uint64_t now);
+/* With the slot locked: its device's allocation and free counts change (a free
+ * that failed gives its count back). */
+void cf_fp_count(int slot, int64_t allocs, int64_t frees);
 /* A series read from the driver: pool reserved (value = delta), graph pool
  * (value = reserved, used), arena mapped (value). Returns the event's seq. The
  * _locked form: with the device's slot locked. */

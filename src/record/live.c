@@ -137,6 +137,7 @@ bool cf_live_insert(struct cf_alloc *a, struct cf_site *site, struct cf_pool *po
         return false;
     }
     a->seq = *seq = cf_fp_alloc(a, slot, &new_peak);
+    cf_fp_count(slot, 1, 0);
     if (site_home == slot) cf_site_count_locked(site, size, t_ns);
     if (pool && pool->home == slot) cf_pool_count_locked(pool, (int64_t)size);
     if (t) {
@@ -168,6 +169,7 @@ static struct cf_alloc *remove_from(int slot, uint64_t addr, uint64_t now, struc
         a = p->a;
         take_out(tb, p);
         a->seq = cf_fp_free(a, slot, now);
+        cf_fp_count(slot, 0, 1);
         if (t) cf_count(&t->frees, 1);
     }
     cf_slot_unlock(slot);
@@ -201,6 +203,7 @@ void cf_live_restore(struct cf_alloc *a, uint64_t now)
         uint64_t t_alloc = a->t_ns;
         a->t_ns = now;
         cf_fp_alloc(a, slot, NULL);
+        cf_fp_count(slot, 0, -1);
         a->t_ns = t_alloc;
         if (t) cf_count(&t->frees, (uint64_t)-1);
     }

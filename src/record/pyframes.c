@@ -1,11 +1,14 @@
-/* Python frames of an allocation. CPython's C API is found at run time with
- * dlsym(RTLD_DEFAULT) -- libpython is never linked -- and used only on a thread
- * that holds the GIL of the main interpreter: cudafrag never takes the GIL and
- * never calls the interpreter from another thread. The frames are merged into
- * the native stack where the interpreter's eval loop (_PyEval_EvalFrameDefault)
- * is, as memray's native mode does, as CF_FRAME(CF_PY_MODULE, id) values whose
- * (file, function, line) are interned here in cudafrag's own memory. Every call
- * made into the interpreter, and why it is safe, is listed in docs/recording.md. */
+/* Python frames of an allocation. For the CPython versions whose layout is known
+ * (3.10 to 3.13) the allocating thread's frames are read from memory
+ * (pyread.c), with or without the GIL. For others, CPython's C API is used, only
+ * on a thread that holds the GIL of the main interpreter. The API is found at run
+ * time with dlsym(RTLD_DEFAULT) -- libpython is never linked; cudafrag never
+ * takes the GIL and never calls the interpreter from a thread that does not hold
+ * it. The frames are merged into the native stack where the interpreter's eval
+ * loop (_PyEval_EvalFrameDefault) is, as memray's native mode does, as
+ * CF_FRAME(CF_PY_MODULE, id) values whose (file, function, line) are interned
+ * here in cudafrag's own memory. docs/python-frames.md says how, and why each
+ * call into the interpreter and each read is safe. */
 #include <dlfcn.h>
 #include <link.h>
 #include <stddef.h>
@@ -43,6 +46,8 @@ struct py_api {
      * line-table scan. */
     int (*frame_lasti)(void *frame);
     int (*addr2line)(void *code, int lasti);
+    /* Py_IsFinalizing (3.13) or _Py_IsFinalizing: an atomic read of _PyRuntime. */
+    int (*finalizing)(void);
 };
 
 /* Two names where CPython renamed a function (3.13: PyThreadState_GetUnchecked). */
@@ -78,14 +83,22 @@ static uint32_t py_depth = 16;
 static uintptr_t eval_lo, eval_hi; /* _PyEval_EvalFrameDefault's code */
 /* 3.11+: one C-level eval loop runs Python-to-Python calls inline. */
 static bool inline_calls;
+static unsigned long py_version; /* PY_VERSION_HEX */
+/* The frames are read from memory (pyread.c); else through the C API. */
+static bool raw_frames;
+static bool py_memory = true; /* CUDAFRAG_PYTHON_MEMORY */
 
-void cf_py_configure(int depth)
+void cf_py_configure(int depth, bool memory)
 {
+    py_memory = memory;
     py_depth = depth < 0 ? 0 : depth > CF_MAX_FRAMES ? CF_MAX_FRAMES : (uint32_t)depth;
 }
 
 static void find_optional(void)
 {
+    void *fin = cf_real_dlsym(RTLD_DEFAULT, "Py_IsFinalizing");
+    if (fin == NULL) fin = cf_real_dlsym(RTLD_DEFAULT, "_Py_IsFinalizing");
+    memcpy(&py.finalizing, &fin, sizeof fin);
     void *lasti = cf_real_dlsym(RTLD_DEFAULT, "PyFrame_GetLasti");
     void *addr2line = cf_real_dlsym(RTLD_DEFAULT, "PyCode_Addr2Line");
     if (lasti && addr2line) {
@@ -117,8 +130,10 @@ static void find_eval_loop(void)
         eval_lo = (uintptr_t)f;
         eval_hi = eval_lo + sym->st_size;
     }
-    const unsigned long *version = cf_real_dlsym(RTLD_DEFAULT, "Py_Version"); /* 3.11+ */
-    inline_calls = version && *version >= 0x030b0000ul;
+    /* Py_Version is 3.11+; what has PyGC_Disable (3.10+) and not it is 3.10. */
+    const unsigned long *version = cf_real_dlsym(RTLD_DEFAULT, "Py_Version");
+    py_version = version ? *version : 0x030a0000ul;
+    inline_calls = py_version >= 0x030b0000ul;
 }
 
 static void load_python(void)
@@ -128,6 +143,7 @@ static void load_python(void)
     if (ok) {
         find_eval_loop();
         find_optional();
+        raw_frames = py_memory && cf_pyread_setup(py_version);
     } else if (cf_real_dlsym(RTLD_DEFAULT, "Py_IsInitialized"))
         cf_warn_once("python-old", "this Python is older than 3.10: no Python frames are recorded");
     (void)dlerror(); /* a failed lookup must not confuse the program's own dlerror() */
@@ -409,6 +425,107 @@ static uint32_t new_code_frame(struct py_at *at)
     return l ? l->id : CF_PY_UNNAMED;
 }
 
+/* ---- frames read from memory: no reference is held, so a code object is told
+ * apart from one made later at its address by the objects it points to ---- */
+
+struct py_raw_code {
+    uintptr_t code; /* the key */
+    uintptr_t filename, name, linetable;
+    int32_t firstlineno;
+    struct py_name *names;
+    UT_hash_handle hh;
+};
+
+struct py_raw_pc_key {
+    const struct py_raw_code *code;
+    int64_t offset;
+};
+
+struct py_raw_pc { /* (code object, instruction) -> its PYFRAME id */
+    struct py_raw_pc_key key;
+    uint32_t id;
+    UT_hash_handle hh;
+};
+
+static struct py_raw_code *raw_codes;
+static struct py_raw_pc *raw_pcs;
+static uint32_t nraw_codes;
+
+static bool same_code(const struct py_raw_code *c, const struct cf_py_raw *f)
+{
+    return c->filename == f->filename && c->name == f->name && c->linetable == f->linetable &&
+           c->firstlineno == f->firstlineno;
+}
+
+/* With py_lock held: the interned names of f's code object, NULL when they
+ * cannot be read. */
+static struct py_name *raw_names(const struct cf_py_raw *f)
+{
+    char text[PY_FILE_MAX + PY_FUNC_MAX];
+    uint32_t file_len = 0, len = cf_pyread_names(f, text, PY_FILE_MAX, PY_FUNC_MAX, &file_len);
+    return len ? name_add(text, len, file_len) : NULL;
+}
+
+/* With py_lock held: f's code object as known, added when new or when another
+ * one took its address. NULL past PY_MAX_CODES, or when its names are
+ * unreadable. A replaced node is kept: the instructions keyed by it are never
+ * found again, and its address is not reused by a later node. */
+static struct py_raw_code *raw_code(const struct cf_py_raw *f)
+{
+    struct py_raw_code *c;
+    HASH_FIND(hh, raw_codes, &f->code, sizeof f->code, c);
+    if (c && same_code(c, f)) return c;
+    struct py_name *named;
+    if (nraw_codes >= PY_MAX_CODES || (named = raw_names(f)) == NULL) return NULL;
+    struct py_raw_code *fresh = cf_meta_alloc(sizeof *fresh);
+    if (fresh == NULL) return NULL;
+    if (c) HASH_DEL(raw_codes, c);
+    *fresh = (struct py_raw_code){.code = f->code,
+                                  .filename = f->filename,
+                                  .name = f->name,
+                                  .linetable = f->linetable,
+                                  .firstlineno = f->firstlineno,
+                                  .names = named};
+    HASH_ADD(hh, raw_codes, code, sizeof fresh->code, fresh);
+    nraw_codes++;
+    return fresh;
+}
+
+/* With py_lock held: the id of a frame read from memory. A new instruction's
+ * line is computed from the code's line table now, while the code object is
+ * certainly alive (its frame is running). */
+static uint32_t raw_frame_id(const struct cf_py_raw *f, const struct py_loc **fresh)
+{
+    struct py_raw_code *c = raw_code(f);
+    struct py_raw_pc_key key = {.code = c, .offset = f->offset};
+    struct py_raw_pc *pc = NULL;
+    if (c) HASH_FIND(hh, raw_pcs, &key, sizeof key, pc);
+    if (pc) return pc->id;
+    struct py_name *name = c ? c->names : raw_names(f);
+    bool is_new = false;
+    struct py_loc *l = name ? loc_get(name, cf_pyread_line(f), 0, &is_new) : NULL;
+    if (l == NULL) return CF_PY_UNNAMED;
+    if (is_new) *fresh = l;
+    if (c && (pc = cf_meta_alloc(sizeof *pc)) != NULL) {
+        memset(pc, 0, sizeof *pc);
+        pc->key = key;
+        pc->id = l->id;
+        HASH_ADD(hh, raw_pcs, key, sizeof pc->key, pc);
+    }
+    return l->id;
+}
+
+static void raw_frame_ids(const struct cf_py_raw *raw, uint32_t n, uintptr_t *out)
+{
+    const struct py_loc *fresh[CF_MAX_FRAMES] = {0};
+    pthread_mutex_lock(&py_lock);
+    for (uint32_t i = 0; i < n; i++)
+        out[i] = (uintptr_t)CF_FRAME(CF_PY_MODULE, raw_frame_id(&raw[i], &fresh[i]));
+    pthread_mutex_unlock(&py_lock);
+    for (uint32_t i = 0; i < n && cf_trace_on(); i++)
+        if (fresh[i]) emit_pyframe(fresh[i]);
+}
+
 /* ---- reading this thread's frames ---- */
 
 /* This thread's own thread state when it holds the GIL of the main interpreter,
@@ -469,12 +586,23 @@ static bool is_eval(uintptr_t pc)
     return pc - 1 >= eval_lo && pc - 1 < eval_hi;
 }
 
+/* How many Python frames, from used on, the next eval frame runs: up to the
+ * next that ends a C call of the eval loop when that is known (frames read from
+ * memory). Through the C API it is not: up to 3.10 each eval frame runs one;
+ * from 3.11 each takes one and the outermost takes the rest. */
+static uint32_t eval_share(const bool *ends, uint32_t used, uint32_t np, bool outermost)
+{
+    if (ends == NULL) return inline_calls && outermost ? np - used : 1;
+    uint32_t take = 1;
+    while (used + take < np && !ends[used + take - 1])
+        take++;
+    return take;
+}
+
 /* Python frames (innermost first) in place of the eval loop's native frames.
- * Up to 3.10 each eval frame runs one Python frame. From 3.11 one eval frame may
- * run several, which the C API does not tell apart: each takes one, the
- * outermost takes the rest. Frames beyond the native stack's end go last. */
+ * Frames beyond the native stack's end go last. */
 static uint32_t merge(uintptr_t *frames, uint32_t n, uint32_t max, const uintptr_t *pyf,
-                      uint32_t np)
+                      const bool *ends, uint32_t np)
 {
     uintptr_t native[CF_MAX_FRAMES];
     memcpy(native, frames, n * sizeof *frames);
@@ -486,7 +614,7 @@ static uint32_t merge(uintptr_t *frames, uint32_t n, uint32_t max, const uintptr
             frames[out++] = native[i];
             continue;
         }
-        uint32_t take = inline_calls && i == last_eval ? np - used : 1;
+        uint32_t take = eval_share(ends, used, np, i == last_eval);
         for (; take > 0 && out < max; take--)
             frames[out++] = pyf[used++];
     }
@@ -503,14 +631,52 @@ static uint32_t add_marker(uintptr_t *frames, uint32_t n, uint32_t max, uint32_t
     return n;
 }
 
+/* This thread's own thread state, or 0: from 3.12 the one it has attached (a
+ * thread-local, 0 while the GIL is released), else the one the GIL-state API
+ * bound to it (a thread-specific-storage read). Neither takes a lock. */
+static uintptr_t own_tstate(void)
+{
+    void *t = py_version >= 0x030c0000ul ? py.current_state() : NULL;
+    return (uintptr_t)(t ? t : py.this_thread_state());
+}
+
+/* The frames read from memory, merged; UINT32_MAX when they look wrong (the C
+ * API is then used if the thread holds the GIL). */
+static uint32_t raw_merge(uintptr_t *frames, uint32_t n, uint32_t max)
+{
+    uintptr_t tstate = own_tstate();
+    struct cf_py_raw raw[CF_MAX_FRAMES];
+    int np = tstate ? cf_pyread_walk(tstate, raw, py_depth) : 0;
+    if (np < 0) {
+        cf_warn_once("python-layout",
+                     "this Python's frames do not look like CPython %lu.%lu's: "
+                     "Python frames are recorded only while the GIL is held",
+                     py_version >> 24, (py_version >> 16) & 0xff);
+        return UINT32_MAX;
+    }
+    if (np == 0) return add_marker(frames, n, max, CF_PY_NO_FRAMES);
+    uintptr_t pyf[CF_MAX_FRAMES];
+    bool ends[CF_MAX_FRAMES];
+    raw_frame_ids(raw, (uint32_t)np, pyf);
+    for (int i = 0; i < np; i++)
+        ends[i] = raw[i].ends_entry;
+    return merge(frames, n, max, pyf, ends, (uint32_t)np);
+}
+
 uint32_t cf_py_merge(uintptr_t *frames, uint32_t n, uint32_t max)
 {
     if (py_depth == 0 || max == 0 || !python_ready()) return n;
+    /* Past the start of finalization another thread may free thread states. */
+    if (!py.is_initialized() || (py.finalizing && py.finalizing())) return n;
+    if (raw_frames) {
+        uint32_t got = raw_merge(frames, n, max);
+        if (got != UINT32_MAX) return got;
+    }
     uint32_t why;
     void *tstate = gil_holder(&why);
     uintptr_t pyf[CF_MAX_FRAMES];
     uint32_t np = tstate ? read_frames(tstate, pyf, py_depth) : 0;
-    if (np) return merge(frames, n, max, pyf, np);
+    if (np) return merge(frames, n, max, pyf, NULL, np);
     if (tstate) why = CF_PY_NO_FRAMES;
     return why ? add_marker(frames, n, max, why) : n;
 }

@@ -30,7 +30,7 @@ static void init_record(void)
     cf_config_load();
     cf_rec.start_ns = cf_now_ns();
     cf_stack_configure((int)cf_opt_int(CF_OPT_STACK_DEPTH));
-    cf_py_configure((int)cf_opt_int(CF_OPT_STACK_DEPTH));
+    cf_py_configure((int)cf_opt_int(CF_OPT_STACK_DEPTH), cf_opt_bool(CF_OPT_PYTHON_MEMORY));
     cf_sample_configure((uint64_t)cf_opt_int(CF_OPT_SAMPLE_MS) * 1000000u);
     if (cf_opt_bool(CF_OPT_TRACE) && !cf_rec_replaying)
         cf_trace_init((uint64_t)cf_opt_int(CF_OPT_TRACE_FLUSH_MS));

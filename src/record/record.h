@@ -177,7 +177,11 @@ struct cf_device_stats {
     uint64_t requested_live, granted_live; /* for internal (rounding) waste */
     uint64_t peak_requested, peak_granted;
     uint64_t raw_live, pool_live, arena_live; /* live bytes behind raw pages, pools, arena */
-    uint64_t raw_bytes;      /* 2 MiB pages touched by live cudaMalloc/cuMemAlloc ranges */
+    uint64_t raw_bytes; /* 2 MiB pages touched by live cudaMalloc/cuMemAlloc ranges */
+    /* Allocations entered into and frees taken out of this device's live set:
+     * the per-device share of total_allocs and total_frees. */
+    uint64_t allocs, frees;
+    /* The rest of the footprint's parts: read together when one of them changes. */
     uint64_t pool_reserved;  /* stream-ordered pools, read from their attributes */
     uint64_t graph_reserved; /* the graph memory pool, read after graph launches */
     uint64_t graph_used;     /* graph allocations in use (counted in live_bytes) */
@@ -246,7 +250,7 @@ struct cf_alloc_info {
     uint64_t requested; /* bytes the app asked for (pitch: pitch*height) */
     uint64_t granted;   /* bytes the device really gives, 0 if unknown */
     uint64_t stream, pool;
-    int device; /* -1: find out (cuCtxGetDevice, documented) */
+    int device; /* -1: the current one (base/ctx_state.h), 0 when unknown */
     int result; /* CUresult / cudaError_t the app got; 0 = success */
     bool oom;   /* result is an out-of-memory code */
     bool arena;

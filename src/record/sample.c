@@ -51,7 +51,9 @@ int cf_sample_resolve_device(int device)
 
 /* A capturing stream must not see driver calls that are not part of the capture;
  * a global-mode capture on another thread forbids them too, so any capture in
- * progress counts. */
+ * progress counts. A stream whose state cannot be told counts as capturing (the
+ * one error policy of base/ctx_state.h); a driver without cuStreamIsCapturing
+ * predates stream capture, so nothing captures there unless a begin was seen. */
 static bool stream_capturing(uint64_t stream)
 {
     return cf_capture_in_progress() || cf_stream_capturing((CUstream)(uintptr_t)stream, false);
@@ -138,8 +140,7 @@ void cf_sample_after_alloc(const struct cf_alloc *a, bool new_peak, uint64_t now
     if ((!want_dev && !want_pool) || !may_call_driver()) return;
     const struct cf_driver *drv = cf_driver();
     if (drv->cuMemPoolGetAttribute == NULL) want_pool = CF_POOL_READ_NONE;
-    /* Without cuStreamIsCapturing we cannot tell whether a call is allowed. */
-    if ((!want_dev && !want_pool) || drv->cuStreamIsCapturing == NULL) return;
+    if (!want_dev && !want_pool) return;
     if (stream_capturing(a->stream)) {
         __atomic_add_fetch(&cf_rec.capture_skips, 1, __ATOMIC_RELAXED);
         return;
@@ -225,8 +226,9 @@ bool cf_rec_sample_final(void)
     cf_rec_init();
     if (!may_call_driver()) return false;
     const struct cf_driver *drv = cf_driver();
-    int dev = cf_current_device();
-    if (dev >= 0 && dev < CF_MAX_DEVICES) sample_footprint(drv, dev);
+    /* The pools and the graph pool first: the driver gives idle chunks back at
+     * synchronizations, unseen until read, and the last cross-check sample must
+     * be held against the footprint of its own instant. */
     if (drv->cuMemPoolGetAttribute) {
         uint64_t pools[FINAL_POOLS_MAX];
         unsigned n = cf_pool_handles(pools, FINAL_POOLS_MAX);
@@ -234,5 +236,7 @@ bool cf_rec_sample_final(void)
             sample_pool(drv, pools[i], -1);
     }
     sample_graph_memory(drv);
+    int dev = cf_current_device();
+    if (dev >= 0 && dev < CF_MAX_DEVICES) sample_footprint(drv, dev);
     return true;
 }

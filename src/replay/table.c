@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "config/config.h"
 #include "report/format.h"
 
 int cf_rp_sweep_best(const struct cf_rp_result *rows, unsigned first, unsigned count)
@@ -129,6 +130,9 @@ void cf_rp_render_text(const struct cf_rp_table *t, struct cf_buf *o)
 {
     cf_buf_printf(o, "-- what-if replay of %s --\n", t->trace);
     if (t->program && t->program[0]) cf_buf_printf(o, "program: %s\n", t->program);
+    if (t->blocks && t->blocks[0])
+        cf_buf_printf(o, "blocks: framework caches bypassed (cudafrag run --blocks): %s\n",
+                      t->blocks);
     if (t->ndevs == 0) cf_buf_puts(o, "\nno device memory was allocated: nothing to replay\n");
     for (unsigned i = 0; i < t->ndevs; i++)
         device_text(t, &t->devs[i], o);
@@ -286,12 +290,31 @@ static void device_json(struct json *j, const struct cf_rp_table *t,
     close_obj(j);
 }
 
+/* As in the report: the switches as a list, null when not a --blocks run. */
+static void block_capture(struct json *j, const char *blocks)
+{
+    if (blocks == NULL || blocks[0] == '\0') {
+        k_str(j, "block_capture", NULL);
+        return;
+    }
+    open_arr(j, "block_capture");
+    char item[512];
+    for (const char *p = cf_opt_item(blocks, item, sizeof item); p;
+         p = cf_opt_item(p, item, sizeof item)) {
+        if (!j->first) cf_buf_puts(j->o, ", ");
+        j->first = false;
+        cf_buf_json_str(j->o, item);
+    }
+    close_arr(j);
+}
+
 void cf_rp_render_json(const struct cf_rp_table *t, struct cf_buf *o)
 {
     struct json j = {.o = o, .first = true};
     open_obj(&j, NULL);
     k_str(&j, "trace", t->trace);
     k_str(&j, "program", t->program);
+    block_capture(&j, t->blocks);
     open_arr(&j, "devices");
     for (unsigned i = 0; i < t->ndevs; i++)
         device_json(&j, t, &t->devs[i]);

@@ -32,6 +32,7 @@ struct cf_rp_device_table {
 
 struct cf_rp_table {
     const char *trace, *program;
+    const char *blocks; /* the traced run's CUDAFRAG_BLOCKS ("" or NULL: not a --blocks run) */
     struct cf_rp_device_table *devs;
     unsigned ndevs;
     bool checked; /* invariants were checked: show the violations */

@@ -244,8 +244,14 @@ static void alloc_rate_rule(struct cf_snap *s)
     advice(f,
            "Pool these allocations: use cudaMallocAsync/cudaFreeAsync (the driver caches freed "
            "memory in a pool) or a caching allocator, or allocate once and reuse the buffer. "
-           "Every %s/free pair is a driver call that can synchronize the device.",
-           f->nsites == 1 ? api : "allocation");
+           "Every %s/free pair is a driver call that can synchronize the device.%s",
+           f->nsites == 1 ? api : "allocation",
+           /* The rate may be of cudafrag's own making: the frameworks' caches are off. */
+           s->blocks && s->blocks[0]
+               ? " In this run (cudafrag run --blocks) the frameworks' caches were off on "
+                 "purpose: calls made by PyTorch, JAX or CuPy are the tensors their cache "
+                 "serves in a normal run."
+               : "");
     double span = entry_span_s(&f->sites[0]);
     num(f, "calls", (double)calls);
     num(f, "bytes", (double)bytes);

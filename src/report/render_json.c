@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config/config.h"
 #include "report/cuda_errors.h"
 #include "report/outpath.h"
 #include "report/render.h"
@@ -186,6 +187,23 @@ static void site_stats(struct json *j, const struct cf_snap *s, unsigned idx)
     close_obj(j);
 }
 
+/* CUDAFRAG_BLOCKS as a list: null when the run was not `cudafrag run --blocks`. */
+static void block_capture(struct json *j, const char *blocks)
+{
+    if (blocks == NULL || blocks[0] == '\0') {
+        k_str(j, "block_capture", NULL);
+        return;
+    }
+    open_arr(j, "block_capture");
+    char item[512];
+    for (const char *p = cf_opt_item(blocks, item, sizeof item); p;
+         p = cf_opt_item(p, item, sizeof item)) {
+        sep(j);
+        cf_buf_json_str(j->b, item);
+    }
+    close_arr(j);
+}
+
 static void header(struct json *j, const struct cf_snap *s)
 {
     k_int(j, "schema_version", 2);
@@ -204,6 +222,7 @@ static void header(struct json *j, const struct cf_snap *s)
     k_bool(j, "from_trace", s->replayed);
     k_num(j, "duration_s", s->duration_s);
     close_obj(j);
+    block_capture(j, s->blocks);
 }
 
 static void devices(struct json *j, const struct cf_snap *s)
@@ -217,6 +236,8 @@ static void devices(struct json *j, const struct cf_snap *s)
         k_u64(j, "total_bytes", ds->total_bytes);
         k_u64(j, "live_bytes", ds->live_bytes);
         k_u64(j, "live_count", ds->live_count);
+        k_u64(j, "allocs", ds->allocs);
+        k_u64(j, "frees", ds->frees);
         k_u64(j, "peak_live_bytes", v->peak_live);
         k_num(j, "peak_live_at_s",
               ds->peak_t_ns > s->rec.start_ns ? (double)(ds->peak_t_ns - s->rec.start_ns) / 1e9

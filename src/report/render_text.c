@@ -25,6 +25,9 @@ static void header(const struct cf_snap *s, struct cf_buf *o)
     cf_buf_printf(o, "program   %s (pid %ld, rank %s)%s\n", s->program, s->pid, s->rank,
                   s->replayed ? " -- from its trace" : "");
     cf_buf_printf(o, "duration  %s\n", T(s->duration_s));
+    if (s->blocks && s->blocks[0])
+        cf_buf_printf(o, "blocks    framework caches bypassed (cudafrag run --blocks): %s\n",
+                      s->blocks);
     cf_buf_puts(o, "devices  ");
     if (s->ndevs == 0) cf_buf_puts(o, " none used");
     for (unsigned i = 0; i < s->ndevs; i++) {

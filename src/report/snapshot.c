@@ -165,6 +165,7 @@ int cf_snap_take(struct cf_snap *s, bool interim, const char *reason, unsigned t
     s->interim = interim;
     s->reason = reason;
     s->top = top;
+    s->blocks = cf_opt_str(CF_OPT_BLOCKS);
     cf_snap_identity(s);
     struct timespec deadline = cf_deadline_after_ms(CF_SNAP_LOCK_WAIT_MS);
     if (!cf_rec_replaying) cf_snap_sample_final(s, &deadline);

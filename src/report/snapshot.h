@@ -51,7 +51,8 @@ struct cf_snap {
     char program[512], rank[64], host[128];
     long pid;
     const char *reason;
-    unsigned missing; /* CF_SNAP_NO_*; 0 in a complete report */
+    unsigned missing;   /* CF_SNAP_NO_*; 0 in a complete report */
+    const char *blocks; /* CUDAFRAG_BLOCKS: the framework switches of `run --blocks` */
     uint64_t now_ns;
     double duration_s;
     struct cf_record rec; /* scalars only: the hash heads are NULL */

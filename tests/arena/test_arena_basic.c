@@ -70,8 +70,18 @@ static void basics(void)
 
     CHECK_EQ(cf_arena_alloc(&b, 0, NULL, false, &granted), CUDA_ERROR_NOT_SUPPORTED);
     CHECK_EQ(cf_arena_free(a + 256, NULL, false), CUDA_ERROR_INVALID_VALUE); /* interior */
+    /* A stream-ordered free of a synchronous allocation is refused; the block stays live. */
+    CHECK_EQ(cf_arena_free(a, NULL, true), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ(cf_arena_refused_ptr(a), a); /* VMM: the driver holds nothing to free there */
+    struct cf_arena_block blk;
+    CHECK(cf_arena_find_block(b + 99 * MiB, &blk));
+    CHECK_EQ(blk.base, b);
+    CHECK_EQ(blk.size, 100 * MiB + 7);
+    CHECK(cf_arena_find_block(a + 999, &blk));
+    CHECK(!cf_arena_find_block(a + 1000, &blk)); /* past the bytes asked for */
     CHECK_CU(cf_arena_free(a, NULL, false));
     CHECK_EQ(cf_arena_free(a, NULL, false), CUDA_ERROR_INVALID_VALUE); /* double free */
+    CHECK(!cf_arena_find_block(a, &blk));
     CHECK_EQ(cf_arena_free(0x1234, NULL, false), CUDA_ERROR_INVALID_VALUE);
 
     struct cf_arena_stats s;
@@ -93,6 +103,8 @@ static void basics(void)
     CHECK_EQ(simcudaGetStats(0, &sim), 0);
     CHECK_EQ(sim.vmm_physical, s.mapped_now);
     CHECK_CU(cf_arena_free(b, NULL, false));
+    /* The interior lookup found b before: freed, it is no allocation any more. */
+    CHECK(!cf_arena_find_block(b + 99 * MiB, &blk));
 }
 
 /* With slack 0 the arena gives back every idle granule after its batch sync. */

@@ -44,7 +44,22 @@ int main(void)
     CHECK_GE(s.mapped_now, 100 * MiB + 64 * (100 << 10));
     CHECK_EQ(cf_arena_check(), 0);
 
-    for (int i = 0; i < 64; i++)
+    /* A stale pointer into a chunk stays the arena's: handed to the driver's
+     * cuMemFree, the chunk's first block would free the whole chunk. A refused
+     * free is answered through an address that is no device memory. */
+    CHECK_CU(cf_arena_free(small[0], NULL, false));
+    CHECK(cf_arena_owns(small[0]));
+    CHECK_EQ(cf_arena_free(small[0], NULL, false), CUDA_ERROR_INVALID_VALUE);
+    CHECK(cf_arena_refused_ptr(small[0]) != small[0]);
+    CHECK_EQ(cuMemFree(cf_arena_refused_ptr(small[0])), CUDA_ERROR_INVALID_VALUE);
+    /* A stream-ordered free of a synchronous allocation is refused; it stays live. */
+    CHECK_EQ(cf_arena_free(small[1], NULL, true), CUDA_ERROR_INVALID_VALUE);
+    struct cf_arena_block blk;
+    CHECK(cf_arena_find_block(small[1] + 1000, &blk));
+    CHECK_EQ(blk.base, small[1]);
+    CHECK_EQ(blk.size, 100 << 10);
+    CHECK(!cf_arena_find_block(small[0], &blk));
+    for (int i = 1; i < 64; i++)
         CHECK_CU(cf_arena_free(small[i], NULL, false));
     CHECK_CU(cf_arena_free(big, NULL, false));
     CHECK_EQ(cf_arena_free(big, NULL, false), CUDA_ERROR_INVALID_VALUE);

@@ -5,6 +5,7 @@
 #include "arena/arena.h"
 #include "check.h"
 #include "config/config.h"
+#include "cuda_setup.h"
 
 #include <cuda.h>
 #include <pthread.h>
@@ -101,12 +102,7 @@ int main(void)
     setenv("CUDAFRAG_ARENA_SLACK", "64M", 1);
     setenv("CUDAFRAG_ARENA_RESERVE", "1G", 1);
     cf_config_reload();
-    CUcontext ctx;
-    CUdevice dev;
-    CHECK_CU(cuInit(0));
-    CHECK_CU(cuDeviceGet(&dev, 0));
-    CHECK_CU(cuDevicePrimaryCtxRetain(&ctx, dev));
-    CHECK_CU(cuCtxSetCurrent(ctx));
+    CUcontext ctx = cf_test_primary_context(0);
     CHECK(cf_arena_enabled());
     drain_before_raising_peak();
     trim_before_raising_peak();

@@ -6,6 +6,7 @@
 #include "arena/arena.h"
 #include "check.h"
 #include "config/config.h"
+#include "cuda_setup.h"
 #include "simcuda.h"
 
 #include <cuda.h>
@@ -85,11 +86,7 @@ int main(void)
     setenv("CUDAFRAG_ARENA_ASYNC", "1", 1);
     setenv("CUDAFRAG_ARENA_SLACK", "16M", 1);
     cf_config_reload();
-    CUdevice dev;
-    CHECK_CU(cuInit(0));
-    CHECK_CU(cuDeviceGet(&dev, 0));
-    CHECK_CU(cuDevicePrimaryCtxRetain(&ctx, dev));
-    CHECK_CU(cuCtxSetCurrent(ctx));
+    ctx = cf_test_primary_context(0);
     CHECK(cf_arena_enabled());
     pthread_t t[THREADS];
     for (int i = 0; i < THREADS; i++)

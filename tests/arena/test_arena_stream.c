@@ -6,6 +6,7 @@
 #include "arena/tlsf.h"
 #include "check.h"
 #include "config/config.h"
+#include "cuda_setup.h"
 #include "simcuda.h"
 
 #include <cuda.h>
@@ -110,12 +111,7 @@ int main(void)
     setenv("CUDAFRAG_ARENA_ASYNC", "1", 1);
     setenv("CUDAFRAG_ARENA_RESERVE", "16M", 1);
     cf_config_reload();
-    CUdevice dev;
-    CUcontext ctx;
-    CHECK_CU(cuInit(0));
-    CHECK_CU(cuDeviceGet(&dev, 0));
-    CHECK_CU(cuDevicePrimaryCtxRetain(&ctx, dev));
-    CHECK_CU(cuCtxSetCurrent(ctx));
+    cf_test_primary_context(0);
     CHECK_CU(cuStreamCreate(&sa, CU_STREAM_NON_BLOCKING));
     CHECK_CU(cuStreamCreate(&sb, CU_STREAM_NON_BLOCKING));
     CHECK(cf_arena_async_enabled());

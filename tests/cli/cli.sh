@@ -3,7 +3,8 @@
 # Checks the cudafrag command from the outside, as a user runs it.
 set -u
 cudafrag=$1 config_h=$2 version=$3 case=$4 config_md=${5:-}
-fail() { echo "FAIL ($case): $*" >&2; exit 1; }
+t_case=$case
+. "$(dirname "$0")/../lib.sh"
 # The profiled programs here make no CUDA call: keep them quiet.
 export CUDAFRAG_STDERR=0 CUDAFRAG_OUTPUT=
 

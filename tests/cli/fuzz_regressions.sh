@@ -6,9 +6,8 @@
 # and no sanitizer report.
 set -u
 cli=$1 corpus=$2
-fail() { echo "FAIL: $*" >&2; exit 1; }
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/../lib.sh"
+scratch
 [ -n "${ASAN_OPTIONS:-}" ] && export ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=1"
 n=0
 for f in "$corpus"/*/regress-*; do

@@ -7,9 +7,8 @@
 set -u
 cudafrag=$1 static=$2 rpath=$3
 [ -x "$static" ] || { echo "NVIDIA's CUDA runtime is not in the toolkit: skipped"; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/../lib.sh"
+scratch
 export CUDAFRAG_STDERR=0 CUDAFRAG_OUTPUT="$dir/r-%p"
 
 for prog in "$static" "$rpath"; do

@@ -5,9 +5,8 @@
 # (four cudaMalloc calls through the simulated runtime).
 set -u
 cudafrag=$1 lib=$2 libcuda=$3 libcudart=$4 prog=$5
-fail() { echo "FAIL: $*" >&2; exit 1; }
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/../lib.sh"
+scratch
 # The same layout as the build tree, which is where cudafrag looks.
 top="$dir/cuda frag:1"
 mkdir -p "$top/src/cli" "$top/simcuda/driver" "$top/simcuda/runtime" "$dir/tmp" || exit 1

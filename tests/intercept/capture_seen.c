@@ -15,13 +15,9 @@
 
 #define MIB (1 << 20)
 
-typedef long long (*live_fn)(int);
-typedef unsigned long long (*call_count_fn)(const char *);
 typedef cudaError_t (*malloc_async_fn)(void **, size_t, cudaStream_t);
 typedef cudaError_t (*free_async_fn)(void *, cudaStream_t);
 
-static live_fn live;
-static call_count_fn call_count;
 static malloc_async_fn malloc_async_ptsz;
 static free_async_fn free_async_ptsz;
 static PFN_cuStreamBeginCapture_v10010 drv_begin;
@@ -30,18 +26,9 @@ static PFN_cuMemAllocAsync_v11020 drv_alloc_async;
 static PFN_cuMemFreeAsync_v11020 drv_free_async;
 static cudaStream_t s, other;
 
-static void *entry_point(const char *name)
-{
-    void *fn = NULL;
-    enum cudaDriverEntryPointQueryResult st;
-    CHECK_CU(cudaGetDriverEntryPointByVersion(name, &fn, 13000, cudaEnableDefault, &st));
-    CHECK_EQ(st, cudaDriverEntryPointSuccess);
-    return fn;
-}
-
 static unsigned long long capture_queries(void)
 {
-    return call_count("cuStreamIsCapturing");
+    return sim_calls("cuStreamIsCapturing");
 }
 
 static void pair_on_s(void)
@@ -80,11 +67,11 @@ static void end_ok(cudaStream_t stream)
 /* The allocation made inside a capture is recorded as a graph allocation. */
 static void runtime_capture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
 {
-    long long before = live(0);
+    long long before = live_bytes(0);
     void *p;
     CHECK_CU(cudaStreamBeginCapture(stream, mode));
     CHECK_CU(cudaMallocAsync(&p, MIB, stream));
-    CHECK_EQ(live(0), before);
+    CHECK_EQ(live_bytes(0), before);
     CHECK_CU(cudaFreeAsync(p, stream));
     end_ok(stream);
 }
@@ -92,23 +79,23 @@ static void runtime_capture(cudaStream_t stream, enum cudaStreamCaptureMode mode
 /* Stream 0 through the _ptsz entry points is the per-thread default stream. */
 static void ptsz_capture(void)
 {
-    long long before = live(0);
+    long long before = live_bytes(0);
     void *p;
     CHECK_CU(cudaStreamBeginCapture(cudaStreamPerThread, cudaStreamCaptureModeGlobal));
     CHECK_CU(malloc_async_ptsz(&p, MIB, 0));
-    CHECK_EQ(live(0), before);
+    CHECK_EQ(live_bytes(0), before);
     CHECK_CU(free_async_ptsz(p, 0));
     end_ok(cudaStreamPerThread);
 }
 
 static void driver_capture(void)
 {
-    long long before = live(0);
+    long long before = live_bytes(0);
     CUdeviceptr d;
     CUgraph g = NULL;
     CHECK_CU(drv_begin((CUstream)s, CU_STREAM_CAPTURE_MODE_GLOBAL));
     CHECK_CU(drv_alloc_async(&d, MIB, (CUstream)s));
-    CHECK_EQ(live(0), before);
+    CHECK_EQ(live_bytes(0), before);
     CHECK_CU(drv_free_async(d, (CUstream)s));
     CHECK_CU(drv_end((CUstream)s, &g));
     CHECK(g != NULL);
@@ -141,11 +128,11 @@ static void capture_on_another_thread(void)
     CHECK_EQ(pthread_barrier_init(&allocated, NULL, 2), 0);
     CHECK_EQ(pthread_create(&th, NULL, capturing_thread, NULL), 0);
     pthread_barrier_wait(&begun);
-    long long before = live(0);
+    long long before = live_bytes(0);
     unsigned long long q = capture_queries();
     void *p;
     CHECK_CU(cudaMallocAsync(&p, MIB, s));
-    CHECK_EQ(live(0), before + MIB);
+    CHECK_EQ(live_bytes(0), before + MIB);
     CHECK(capture_queries() > q);
     CHECK_CU(cudaFreeAsync(p, s));
     CHECK_CU(cudaStreamSynchronize(s));
@@ -155,22 +142,15 @@ static void capture_on_another_thread(void)
 
 int main(void)
 {
-    live = (live_fn)dlsym(RTLD_DEFAULT, "cudafrag_live_bytes");
-    CHECK(live != NULL);
     CHECK_CU(cudaSetDevice(0));
-    call_count = (call_count_fn)dlsym(RTLD_DEFAULT, "simcudaCallCount");
-    if (call_count == NULL) {
-        fprintf(stderr, "simcudaCallCount not found: not the simulated driver\n");
-        return 77;
-    }
     CHECK(capture_queries() != ~0ull); /* SIMCUDA_COUNT_CALLS=1 */
     malloc_async_ptsz = (malloc_async_fn)dlsym(RTLD_DEFAULT, "cudaMallocAsync_ptsz");
     free_async_ptsz = (free_async_fn)dlsym(RTLD_DEFAULT, "cudaFreeAsync_ptsz");
     CHECK(malloc_async_ptsz != NULL && free_async_ptsz != NULL);
-    drv_begin = (PFN_cuStreamBeginCapture_v10010)entry_point("cuStreamBeginCapture");
-    drv_end = (PFN_cuStreamEndCapture_v10000)entry_point("cuStreamEndCapture");
-    drv_alloc_async = (PFN_cuMemAllocAsync_v11020)entry_point("cuMemAllocAsync");
-    drv_free_async = (PFN_cuMemFreeAsync_v11020)entry_point("cuMemFreeAsync");
+    drv_begin = (PFN_cuStreamBeginCapture_v10010)driver_entry_point("cuStreamBeginCapture", 13000);
+    drv_end = (PFN_cuStreamEndCapture_v10000)driver_entry_point("cuStreamEndCapture", 13000);
+    drv_alloc_async = (PFN_cuMemAllocAsync_v11020)driver_entry_point("cuMemAllocAsync", 13000);
+    drv_free_async = (PFN_cuMemFreeAsync_v11020)driver_entry_point("cuMemFreeAsync", 13000);
     CHECK_CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     CHECK_CU(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking));
 

@@ -17,9 +17,6 @@
 
 #define KIB 1024ll
 
-typedef long long (*live_fn)(int);
-static live_fn live;
-
 static PFN_cuCtxGetDevice_v2000 driver_device; /* the driver's own */
 static PFN_cuDeviceGet_v2000 device_get;
 static PFN_cuDevicePrimaryCtxRetain_v7000 primary_retain;
@@ -31,20 +28,11 @@ static PFN_cuCtxDestroy_v4000 ctx_destroy;
 static PFN_cuMemAllocAsync_v11020 drv_alloc_async;
 static PFN_cuMemFreeAsync_v11020 drv_free_async;
 
-static void *entry_point(const char *name, unsigned version)
-{
-    void *fn = NULL;
-    enum cudaDriverEntryPointQueryResult st;
-    CHECK_CU(cudaGetDriverEntryPointByVersion(name, &fn, version, cudaEnableDefault, &st));
-    CHECK_EQ(st, cudaDriverEntryPointSuccess);
-    return fn;
-}
-
 /* The one device whose live bytes grew by `bytes` since `before`; -1 if none did
  * exactly that while the other stayed. */
 static int grew(const long long before[2], long long bytes)
 {
-    long long d0 = live(0) - before[0], d1 = live(1) - before[1];
+    long long d0 = live_bytes(0) - before[0], d1 = live_bytes(1) - before[1];
     if (d0 == bytes && d1 == 0) return 0;
     if (d1 == bytes && d0 == 0) return 1;
     fprintf(stderr, "live bytes grew by %lld on device 0 and %lld on device 1, want %lld\n", d0, d1,
@@ -58,7 +46,7 @@ enum how { RT_ASYNC, DRV_ASYNC, RT_MALLOC };
  * cudafrag recorded it on, then freed. */
 static void alloc_on(const char *step, enum how how, cudaStream_t stream, int want)
 {
-    long long before[2] = {live(0), live(1)};
+    long long before[2] = {live_bytes(0), live_bytes(1)};
     long long bytes = 96 * KIB + how * 32 * KIB;
     void *p = NULL;
     CUdeviceptr d = 0;
@@ -195,7 +183,7 @@ static void *switching_thread(void *arg)
 
 static void threads(void)
 {
-    long long before[2] = {live(0), live(1)};
+    long long before[2] = {live_bytes(0), live_bytes(1)};
     pthread_t th[THREADS];
     CHECK_EQ(pthread_barrier_init(&allocated, NULL, THREADS + 1), 0);
     CHECK_EQ(pthread_barrier_init(&checked, NULL, THREADS + 1), 0);
@@ -203,19 +191,17 @@ static void threads(void)
         CHECK_EQ(pthread_create(&th[t], NULL, switching_thread, (void *)(intptr_t)t), 0);
     pthread_barrier_wait(&allocated);
     long long per_device = THREADS * ROUNDS / 2;
-    CHECK_EQ(live(0) - before[0], per_device * BLOCK);
-    CHECK_EQ(live(1) - before[1], per_device * 3 * BLOCK);
+    CHECK_EQ(live_bytes(0) - before[0], per_device * BLOCK);
+    CHECK_EQ(live_bytes(1) - before[1], per_device * 3 * BLOCK);
     pthread_barrier_wait(&checked);
     for (int t = 0; t < THREADS; t++)
         CHECK_EQ(pthread_join(th[t], NULL), 0);
-    CHECK_EQ(live(0), before[0]);
-    CHECK_EQ(live(1), before[1]);
+    CHECK_EQ(live_bytes(0), before[0]);
+    CHECK_EQ(live_bytes(1), before[1]);
 }
 
 int main(void)
 {
-    live = (live_fn)dlsym(RTLD_DEFAULT, "cudafrag_live_bytes");
-    CHECK(live != NULL);
     int count = 0;
     CHECK_CU(cudaGetDeviceCount(&count));
     if (count < 2) {
@@ -226,16 +212,16 @@ int main(void)
     CHECK(libcuda != NULL);
     driver_device = (PFN_cuCtxGetDevice_v2000)dlsym(libcuda, "cuCtxGetDevice");
     CHECK(driver_device != NULL);
-    device_get = (PFN_cuDeviceGet_v2000)entry_point("cuDeviceGet", 13000);
+    device_get = (PFN_cuDeviceGet_v2000)driver_entry_point("cuDeviceGet", 13000);
     primary_retain =
-        (PFN_cuDevicePrimaryCtxRetain_v7000)entry_point("cuDevicePrimaryCtxRetain", 13000);
-    set_current = (PFN_cuCtxSetCurrent_v4000)entry_point("cuCtxSetCurrent", 13000);
-    push_current = (PFN_cuCtxPushCurrent_v4000)entry_point("cuCtxPushCurrent", 13000);
-    pop_current = (PFN_cuCtxPopCurrent_v4000)entry_point("cuCtxPopCurrent", 13000);
-    ctx_create = (PFN_cuCtxCreate_v12050)entry_point("cuCtxCreate", 13000);
-    ctx_destroy = (PFN_cuCtxDestroy_v4000)entry_point("cuCtxDestroy", 13000);
-    drv_alloc_async = (PFN_cuMemAllocAsync_v11020)entry_point("cuMemAllocAsync", 13000);
-    drv_free_async = (PFN_cuMemFreeAsync_v11020)entry_point("cuMemFreeAsync", 13000);
+        (PFN_cuDevicePrimaryCtxRetain_v7000)driver_entry_point("cuDevicePrimaryCtxRetain", 13000);
+    set_current = (PFN_cuCtxSetCurrent_v4000)driver_entry_point("cuCtxSetCurrent", 13000);
+    push_current = (PFN_cuCtxPushCurrent_v4000)driver_entry_point("cuCtxPushCurrent", 13000);
+    pop_current = (PFN_cuCtxPopCurrent_v4000)driver_entry_point("cuCtxPopCurrent", 13000);
+    ctx_create = (PFN_cuCtxCreate_v12050)driver_entry_point("cuCtxCreate", 13000);
+    ctx_destroy = (PFN_cuCtxDestroy_v4000)driver_entry_point("cuCtxDestroy", 13000);
+    drv_alloc_async = (PFN_cuMemAllocAsync_v11020)driver_entry_point("cuMemAllocAsync", 13000);
+    drv_free_async = (PFN_cuMemFreeAsync_v11020)driver_entry_point("cuMemFreeAsync", 13000);
     /* Hooked: the lookups hand out cudafrag's wrappers, which see the switch. */
     CHECK(set_current == dlsym(RTLD_DEFAULT, "cuCtxSetCurrent"));
 

@@ -4,6 +4,7 @@
  * without libcudafrag.so and requires identical output. With "count" it also
  * checks what cudafrag counted. */
 #include "intercept.h"
+#include "cuda_setup.h"
 
 #include <cuda.h>
 #include <errno.h>
@@ -13,18 +14,14 @@
 static CUdeviceptr base;
 static bool count;
 
-typedef long long (*live_bytes_fn)(int);
-
 /* Live device bytes cudafrag records, checked only in the counting run. */
 static void check_live(long long at_least, long long at_most)
 {
     if (!count) return;
-    live_bytes_fn live = (live_bytes_fn)dlsym(RTLD_DEFAULT, "cudafrag_live_bytes");
-    CHECK(live != NULL);
-    CHECK_GE(live(0), at_least);
-    CHECK_LE(live(0), at_most);
-    CHECK_EQ(live(-1), -1);
-    CHECK_EQ(live(1 << 20), -1);
+    CHECK_GE(live_bytes(0), at_least);
+    CHECK_LE(live_bytes(0), at_most);
+    CHECK_EQ(live_bytes(-1), -1);
+    CHECK_EQ(live_bytes(1 << 20), -1);
 }
 
 static long long rel(CUdeviceptr p)
@@ -110,12 +107,7 @@ static void check_counts(void)
 int main(int argc, char **argv)
 {
     count = argc > 1 && strcmp(argv[1], "count") == 0;
-    CUdevice dev;
-    CUcontext ctx;
-    CHECK_CU(cuInit(0));
-    CHECK_CU(cuDeviceGet(&dev, 0));
-    CHECK_CU(cuDevicePrimaryCtxRetain(&ctx, dev));
-    CHECK_CU(cuCtxSetCurrent(ctx));
+    cf_test_primary_context(0);
     device_memory();
     vmm();
     if (count) check_counts();

@@ -2,9 +2,9 @@
 # graph_pool.sh PROGRAM: run it with the JSON report in a temporary directory and
 # check the graph section: one alloc node of 24 MiB, pool high water >= 24 MiB.
 set -eu
-command -v python3 >/dev/null 2>&1 || exit 77
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/../lib.sh"
+need python3
+scratch
 CUDAFRAG_OUTPUT="$dir/r" "$1"
 python3 - "$dir/r.json" <<'PY'
 import json, sys

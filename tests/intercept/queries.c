@@ -9,7 +9,7 @@
  * Runtime loops (the runtime makes queries of its own, the same with and without
  * cudafrag) and driver loops through the entry points cudafrag hands out (no
  * runtime in between: every query counted there is cudafrag's). */
-#include "check.h"
+#include "intercept.h"
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -18,9 +18,6 @@
 #include <stdint.h>
 
 #define WARMUP 64
-
-typedef unsigned long long (*call_count_fn)(const char *);
-static call_count_fn call_count;
 
 static const char *const queries[] = {
     "cuCtxGetDevice",    "cuCtxGetCurrent",           "cuStreamIsCapturing",
@@ -31,7 +28,7 @@ static const char *const queries[] = {
 static void snapshot(unsigned long long *out)
 {
     for (size_t i = 0; i < NQUERIES; i++) {
-        out[i] = call_count(queries[i]);
+        out[i] = sim_calls(queries[i]);
         CHECK(out[i] != ~0ull);
     }
 }
@@ -87,30 +84,16 @@ static void pairs(enum loop l, long n)
     CHECK_CU(cudaDeviceSynchronize());
 }
 
-static void *entry_point(const char *name)
-{
-    void *fn = NULL;
-    enum cudaDriverEntryPointQueryResult st;
-    CHECK_CU(cudaGetDriverEntryPointByVersion(name, &fn, 13000, cudaEnableDefault, &st));
-    CHECK_EQ(st, cudaDriverEntryPointSuccess);
-    return fn;
-}
-
 int main(int argc, char **argv)
 {
     long n = argc > 1 ? strtol(argv[1], NULL, 10) : 1000;
     CHECK_CU(cudaSetDevice(0));
-    call_count = (call_count_fn)dlsym(RTLD_DEFAULT, "simcudaCallCount");
-    if (call_count == NULL) {
-        fprintf(stderr, "simcudaCallCount not found: not the simulated driver\n");
-        return 77;
-    }
     CHECK_CU(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     CHECK_CU(cudaDeviceGetDefaultMemPool(&pool, 0));
-    drv_alloc_async = (PFN_cuMemAllocAsync_v11020)entry_point("cuMemAllocAsync");
-    drv_free_async = (PFN_cuMemFreeAsync_v11020)entry_point("cuMemFreeAsync");
-    drv_alloc = (PFN_cuMemAlloc_v3020)entry_point("cuMemAlloc");
-    drv_free = (PFN_cuMemFree_v3020)entry_point("cuMemFree");
+    drv_alloc_async = (PFN_cuMemAllocAsync_v11020)driver_entry_point("cuMemAllocAsync", 13000);
+    drv_free_async = (PFN_cuMemFreeAsync_v11020)driver_entry_point("cuMemFreeAsync", 13000);
+    drv_alloc = (PFN_cuMemAlloc_v3020)driver_entry_point("cuMemAlloc", 13000);
+    drv_free = (PFN_cuMemFree_v3020)driver_entry_point("cuMemFree", 13000);
     for (enum loop l = RT_ASYNC; l <= DRV_MALLOC; l++) {
         unsigned long long before[NQUERIES], after[NQUERIES];
         pairs(l, WARMUP); /* first sight of the stream, the device, the call site */

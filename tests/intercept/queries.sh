@@ -7,8 +7,8 @@
 # the caller sets SIMCUDA_COUNT_CALLS=1.
 set -eu
 prog=$1 lib=$2
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/../lib.sh"
+scratch
 rc=0
 env -u LD_PRELOAD "$prog" >"$dir/base" || rc=$?
 [ "$rc" -eq 0 ] || exit "$rc" # 77: not the simulated driver

@@ -1,4 +1,5 @@
-/* For pyframes.py: a cudaMalloc on a thread that never ran Python code. */
+/* For pyframes.py: a cudaMalloc on a thread that never ran Python code, and a
+ * callback. */
 #include <cuda_runtime_api.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -19,4 +20,14 @@ __attribute__((visibility("default"))) void *alloc_on_native_thread(size_t n)
     if (pthread_create(&t, NULL, alloc_thread, &n) != 0) return NULL;
     pthread_join(t, &p);
     return p;
+}
+
+/* For pyframes.py: native code between two runs of Python code, calling back
+ * into the Python function cb (a ctypes callback). */
+__attribute__((visibility("default"))) int call_back(int (*cb)(void));
+__attribute__((visibility("default"), noinline)) int call_back(int (*cb)(void))
+{
+    int r = cb();
+    __asm__ volatile("" ::: "memory"); /* keep the call from becoming a tail call */
+    return r;
 }

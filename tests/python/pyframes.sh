@@ -1,34 +1,25 @@
 #!/bin/sh
-# pyframes.sh CUDAFRAG LIBCUDAFRAG HELPER VERSION: pyframes.py under cudafrag with
-# the CPython VERSION (3.10 ... 3.13: python3.X on PATH or under pyenv; "system":
-# /usr/bin/python3, which links libpython statically); its exit report and the
-# report replayed from its trace name the Python call sites (check_pyframes.py).
-# Skipped (77) when that interpreter is not installed.
+# pyframes.sh CUDAFRAG LIBCUDAFRAG HELPER VERSION [MODE]: pyframes.py under cudafrag
+# with the CPython VERSION (3.10 ... 3.13: python3.X on PATH or under pyenv;
+# "system": /usr/bin/python3); its exit report and the report replayed from its
+# trace name the Python call sites (check_pyframes.py). MODE "memory" (default):
+# frames read from memory; "api": CUDAFRAG_PYTHON_MEMORY=0, the C API under the
+# GIL. Skipped (77) when that interpreter is not installed.
 set -u
-cli=$1 lib=$2 helper=$3 version=$4
+cli=$1 lib=$2 helper=$3 version=$4 mode=${5:-memory}
+memory=1
+[ "$mode" = api ] && memory=0
 here=$(dirname "$0")
+. "$here/../lib.sh"
 
-find_python() {
-    if [ "$1" = system ]; then
-        [ -x /usr/bin/python3 ] && echo /usr/bin/python3
-        return
-    fi
-    for c in "python$1" "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$1".*/bin/"python$1"; do
-        p=$(command -v "$c" 2>/dev/null) || continue
-        "$p" -c "import ctypes, sys; sys.exit(sys.version[:len('$1')] != '$1')" 2>/dev/null &&
-            { echo "$p"; return; }
-    done
-}
-
+. "$here/find_python.sh"
 py=$(find_python "$version")
 [ -n "$py" ] || { echo "no Python $version here: skipped"; exit 77; }
 "$py" -c 'import sys; print(sys.version)'
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT
+scratch
 cp "$here/pyframes.py" "$dir/"
-env CUDAFRAG_TRACE=1 LD_PRELOAD="$lib" CUDAFRAG_OUTPUT="$dir/r" CUDAFRAG_STDERR=0 \
-    "$py" "$dir/pyframes.py" "$helper" || { echo "pyframes.py failed" >&2; exit 1; }
-"$cli" report "$dir/r.cftrace" >"$dir/replay.txt" || exit 1
-"$cli" report --json "$dir/r.cftrace" >"$dir/replay.json" || exit 1
-python3 "$here/check_pyframes.py" "$dir/pyframes.py" "$dir/r.txt" "$dir/r.json" \
+traced CUDAFRAG_PYTHON_MEMORY=$memory "$py" "$dir/pyframes.py" "$helper" || fail "pyframes.py failed"
+replayed replay.txt
+replayed replay.json --json
+python3 "$here/check_pyframes.py" "$mode" "$dir/pyframes.py" "$dir/r.txt" "$dir/r.json" \
     "$dir/replay.txt" "$dir/replay.json" || { sed -n '/top call sites/,$p' "$dir/r.txt"; exit 1; }

@@ -6,6 +6,9 @@
 #include <cuda.h>
 
 #include "check.h"
+#include "base/ctx_state.h"
+#include "base/real.h"
+#include "cuda_setup.h"
 #include "record/internal.h"
 
 #define MiB (1ull << 20)
@@ -154,19 +157,40 @@ static void check_final_sample(void)
     CHECK_EQ(p->samples, pool_samples + 1);
 }
 
+/* A driver without cuStreamIsCapturing predates stream capture: base/ctx_state's
+ * one policy says a stream captures there only while a capture the wrappers saw
+ * begin is in progress, and sampling follows it (it used to sample nothing). */
+static void check_without_capture_query(void)
+{
+    struct cf_driver *drv = (struct cf_driver *)cf_driver();
+    PFN_cuStreamIsCapturing_v10000 saved = drv->cuStreamIsCapturing;
+    drv->cuStreamIsCapturing = NULL;
+    cf_sample_configure(0);
+    uint64_t samples = cf_rec.dev[0].footprint_samples, skips = cf_rec.capture_skips;
+    CUdeviceptr a, b;
+    CHECK_CU(cuMemAlloc(&a, 2048 * MiB)); /* above every earlier peak */
+    note_alloc(CF_API_cuMemAlloc, a, 2048 * MiB, NULL, NULL);
+    CHECK_EQ(cf_rec.dev[0].footprint_samples, samples + 1);
+    CHECK_EQ(cf_rec.capture_skips, skips);
+
+    cf_capture_begin();
+    CHECK_CU(cuMemAlloc(&b, 2048 * MiB));
+    note_alloc(CF_API_cuMemAlloc, b, 2048 * MiB, NULL, NULL);
+    cf_capture_end();
+    CHECK_EQ(cf_rec.dev[0].footprint_samples, samples + 1);
+    CHECK_EQ(cf_rec.capture_skips, skips + 1);
+    drv->cuStreamIsCapturing = saved;
+}
+
 int main(void)
 {
-    CUdevice dev;
-    CUcontext ctx;
-    CHECK_CU(cuInit(0));
-    CHECK_CU(cuDeviceGet(&dev, 0));
-    CHECK_CU(cuDevicePrimaryCtxRetain(&ctx, dev));
-    CHECK_CU(cuCtxSetCurrent(ctx));
+    cf_test_primary_context(0);
     CHECK_CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
     CHECK_CU(cuStreamCreate(&capturing, CU_STREAM_NON_BLOCKING));
     check_footprint();
     check_pool();
     check_capture_and_oom();
     check_final_sample();
+    check_without_capture_query();
     return 0;
 }

@@ -6,9 +6,9 @@
 # last of a burst of SIGUSR1 was served after the final report).
 set -u
 lib=$1 prog=$2
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*" >&2; ls -la "$dir" >&2; cat "$dir/err" >&2; exit 1; }
+. "$(dirname "$0")/../lib.sh"
+scratch
+on_fail() { ls -la "$dir"; cat "$dir/err"; }
 export CUDAFRAG_OUTPUT="$dir/r-%p" CUDAFRAG_STDERR=0
 LD_PRELOAD="$lib" timeout 20 "$prog" 2>"$dir/err"; rc=$?
 [ $rc -eq 3 ] || fail "status $rc, want 3"

@@ -8,9 +8,8 @@ set -u
 # Absolute paths: the runs below happen in a scratch directory.
 abs() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
 cli=$(abs "$1") lib=$(abs "$2") prog=$(abs "$3")
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/../lib.sh"
+scratch
 cd "$dir" || exit 1
 export CUDAFRAG_STDERR=0 CUDAFRAG_OUTPUT=
 

@@ -6,14 +6,16 @@
 # mode "exit") prints nothing and exits with 3.
 set -u
 lib=$1 app=$2 quiet=$3 case=$4
-dir=$(mktemp -d) || exit 1
+t_case=$case
+. "$(dirname "$0")/../lib.sh"
+scratch
 mnt=
 cleanup() {
     [ -n "$mnt" ] && umount "$mnt" 2>/dev/null
     rm -rf "$dir"
 }
 trap cleanup EXIT
-fail() { echo "FAIL ($case): $*" >&2; [ -f "$dir/err" ] && cat "$dir/err" >&2; exit 1; }
+on_fail() { [ -f "$dir/err" ] && cat "$dir/err"; }
 export CUDAFRAG_STDERR=0 LD_PRELOAD="$lib"
 
 # run PATTERN: runs APP with that output pattern; checks its status and output.

@@ -17,12 +17,14 @@ For each seed, four runs:
              fault-free run or stops at a CUDA error it reports.
 CF_SOAK_SEEDS (default 4, one per fault probability) seeds from CF_SOAK_SEED_BASE (default 1): raise it for a
 longer soak. A failure prints the environment that reproduces it."""
-import json
 import os
 import re
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from cftest import read_report, report_to  # noqa: E402
 
 # Entry points cudafrag calls itself in a native run (sampling and the answers it
 # keeps per thread) are left out, so that a run with and without it fails the same
@@ -53,8 +55,7 @@ def run(prog, env, tmp, name):
     log = os.path.join(tmp, name + ".faults")
     stats = os.path.join(tmp, name + ".stats")
     out = os.path.join(tmp, name)
-    e = dict(env, SIMCUDA_FAULT_LOG=log, SIMCUDA_STATS_OUT=stats, CUDAFRAG_OUTPUT=out,
-             CUDAFRAG_STDERR="0")
+    e = dict(env, SIMCUDA_FAULT_LOG=log, SIMCUDA_STATS_OUT=stats, **report_to(out))
     try:
         p = subprocess.run([prog], env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            timeout=TIMEOUT_S)
@@ -70,8 +71,7 @@ def run(prog, env, tmp, name):
             f = line.split()
             res["alloc_calls"] += int(f[f.index("alloc_calls") + 1])
             res["free_calls"] += int(f[f.index("free_calls") + 1])
-    if os.path.exists(out + ".json"):
-        res["report"] = json.load(open(out + ".json"))
+    res["report"] = read_report(out)
     for p_ in (log, stats, out + ".json", out + ".txt"):
         if os.path.exists(p_):
             os.unlink(p_)

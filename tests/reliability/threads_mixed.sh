@@ -5,12 +5,11 @@
 # every free matched to its allocation, exactly the unfreed allocations live.
 set -u
 lib=$1 prog=$2 rounds=$3
-command -v jq >/dev/null || { echo "jq not installed" >&2; exit 77; }
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/../lib.sh"
+need jq
+scratch
 
-CUDAFRAG_OUTPUT="$dir/r" LD_PRELOAD="$lib" "$prog" "$rounds" >"$dir/expect" ||
+profiled "$prog" "$rounds" >"$dir/expect" ||
     fail "program failed (status $?)"
 json=$dir/r.json
 [ -s "$json" ] || fail "no JSON report"

@@ -4,9 +4,10 @@
 # profiled program; valgrind stays with the command (--trace-children=no).
 set -u
 cli=$1 case=$2
-command -v valgrind >/dev/null || { echo "valgrind not installed" >&2; exit 77; }
-log=$(mktemp) || exit 1
-trap 'rm -f "$log"' EXIT
+. "$(dirname "$0")/../lib.sh"
+need valgrind
+scratch
+log=$dir/valgrind.log
 vg() {
     valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
         --trace-children=no --log-file="$log" "$cli" "$@"

@@ -3,14 +3,18 @@
 `cudafrag replay` says of a workload's trace, held against the report the
 process wrote at exit and against relations every allocator obeys."""
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from cftest import by_device  # noqa: E402
 
 
 def main():
     exit_report, replay, sweep, small = (json.load(open(p)) for p in sys.argv[1:5])
     raw_only = sys.argv[5] == "1"
     bad = []
-    exit_devs = {d["device"]: d for d in exit_report["devices"]}
+    exit_devs = by_device(exit_report["devices"])
     replayed = sorted(dev["device"] for dev in replay["devices"])
     used = sorted(d for d, x in exit_devs.items() if x["peak_live_bytes"] > 0)
     if not replayed or replayed != used:

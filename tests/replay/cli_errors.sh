@@ -3,8 +3,8 @@
 # and a line that names what is wrong, and an unreadable trace with status 1.
 set -u
 cli=$1
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/../lib.sh"
+scratch
 fails=0
 expect() { # status message args...
     want=$1 msg=$2

@@ -5,9 +5,9 @@
 # (snapshots.py); every hostile file is refused with status 1 and its message.
 set -u
 cli=$1 gen=$2
-command -v python3 >/dev/null 2>&1 || { echo "python3 not found: skipped" >&2; exit 77; }
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/../lib.sh"
+need python3
+scratch
 python3 "$gen" "$dir" || exit 1
 fails=0
 for p in 2 3 4 5; do
@@ -25,9 +25,9 @@ done
 "$cli" import --output "$dir/named.cftrace" "$dir/good-protocol4.pickle" >/dev/null &&
     cmp -s "$trace" "$dir/named.cftrace" || { echo "--output" >&2; fails=$((fails + 1)); }
 "$cli" report --json "$trace" >"$dir/report.json" 2>"$dir/report.err" ||
-    { echo "report failed" >&2; cat "$dir/report.err" >&2; exit 1; }
+    fail "report failed: $(cat "$dir/report.err")"
 "$cli" replay --json --check --device-memory 1G "$trace" >"$dir/replay.json" 2>"$dir/replay.err" ||
-    { echo "replay failed" >&2; cat "$dir/replay.err" >&2; exit 1; }
+    fail "replay failed: $(cat "$dir/replay.err")"
 python3 "$gen" --check "$dir/report.json" "$dir/replay.json" || fails=$((fails + 1))
 for bad in "$dir"/bad-*.pickle; do
     name=$(basename "$bad" .pickle)

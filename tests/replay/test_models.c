@@ -338,6 +338,19 @@ static void async_pool_release(void)
     h_free(&h, b);
     CHECK_EQ(h.m->footprint, 20 * MiB); /* 20 MiB <= 40 MiB: kept */
     h_end(&h);
+    /* Threshold max: a growth takes the memory of idle chunks first (measured with
+     * PyTorch's cudaMallocAsync backend, docs/replay.md); only the rest is new. */
+    h_start(&h, "async-pool", 16 * GiB);
+    h_free(&h, h_alloc(&h, 64 * MiB, 0));
+    b = h_alloc(&h, 80 * MiB, 0);
+    CHECK_EQ(h.m->footprint, 80 * MiB);
+    CHECK_EQ(h.m->driver_calls, 2); /* 64 MiB, then the 16 MiB the idle chunk lacked */
+    h_free(&h, b);
+    h_alloc(&h, 30 * MiB, 0); /* fits in the idle 80 MiB chunk: no growth */
+    CHECK_EQ(h.m->footprint, 80 * MiB);
+    h_alloc(&h, 60 * MiB, 0); /* the chunk's 50 MiB left do not fit: 60 more */
+    CHECK_EQ(h.m->footprint, 140 * MiB);
+    h_end(&h);
     /* Growing past the device: idle chunks go back first. */
     bool fits;
     h_start(&h, "async-pool", 72 * MiB);

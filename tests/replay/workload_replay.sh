@@ -7,29 +7,28 @@
 set -u
 cli=$1 lib=$2 checker=$3 raw=$4
 shift 4
-command -v python3 >/dev/null 2>&1 || { echo "python3 not found: skipped" >&2; exit 77; }
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/../lib.sh"
+need python3
+scratch
 # The exit status is the workload's business (an out-of-memory workload fails on purpose).
-env CUDAFRAG_TRACE=1 LD_PRELOAD="$lib" CUDAFRAG_OUTPUT="$dir/r" CUDAFRAG_STDERR=0 "$@" \
-    >/dev/null 2>"$dir/err"
-[ -s "$dir/r.cftrace" ] || { echo "no trace written" >&2; cat "$dir/err" >&2; exit 1; }
+traced "$@" >/dev/null 2>"$dir/err"
+[ -s "$dir/r.cftrace" ] || fail "no trace written: $(cat "$dir/err")"
 replay() { # output-file args...
     out=$1
     shift
     "$cli" replay "$@" "$dir/r.cftrace" >"$dir/$out" 2>"$dir/$out.err" ||
-        { echo "cudafrag replay $* failed" >&2; cat "$dir/$out.err" >&2; exit 1; }
+        fail "cudafrag replay $* failed: $(cat "$dir/$out.err")"
 }
 replay a.json --json
 replay b.json --json
 replay checked.json --json --check=7
 cmp -s "$dir/a.json" "$dir/b.json" ||
-    { echo "two replays of one trace differ" >&2; diff "$dir/a.json" "$dir/b.json" >&2; exit 1; }
+    fail "two replays of one trace differ: $(diff "$dir/a.json" "$dir/b.json")"
 replay sweep.json --json --model pytorch --model async-pool \
     --sweep max_split_size_mb=20,64,256 --sweep release_threshold=0,64M,max
 replay table.txt
 replay small.json --json --device-memory 64M
 for want in lower-bound driver pytorch async-pool arena "peak footprint"; do
-    grep -q "$want" "$dir/table.txt" || { echo "the table has no \"$want\"" >&2; exit 1; }
+    grep -q "$want" "$dir/table.txt" || fail "the table has no \"$want\""
 done
 python3 "$checker" "$dir/r.json" "$dir/checked.json" "$dir/sweep.json" "$dir/small.json" "$raw"

@@ -6,9 +6,9 @@
 # full stacks with the folded frames marked.
 set -u
 lib=$1 cli=$2 prog=$3 src=$4
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*" >&2; sed -n '/top call sites/,/leaks at exit/p' "$dir/$run.txt" >&2; exit 1; }
+. "$(dirname "$0")/../lib.sh"
+scratch
+on_fail() { sed -n '/top call sites/,/leaks at exit/p' "$dir/$run.txt"; }
 line() { grep -n "// $1\$" "$src" | cut -d: -f1; }
 has() { grep -qF -- "$2" "$dir/$1.txt" || fail "$1: no '$2'"; }
 lacks() { ! grep -qF -- "$2" "$dir/$1.txt" || fail "$1: '$2' is there"; }
@@ -18,8 +18,7 @@ at_line() { grep -qE "^    at $2 \(fold_frames\+0x[0-9a-f]+\) $name:$(line "$3")
 run() { # name [VAR=VALUE...]
     run=$1
     shift
-    env "$@" CUDAFRAG_TRACE=1 LD_PRELOAD="$lib" CUDAFRAG_OUTPUT="$dir/$run" CUDAFRAG_STDERR=0 \
-        "$prog" >/dev/null || fail "$prog failed"
+    traced "$@" CUDAFRAG_OUTPUT="$dir/$run" "$prog" >/dev/null || fail "$prog failed"
     "$cli" report "$dir/$run.cftrace" >"$dir/$run.replay.txt" || fail "cudafrag report"
 }
 name=$(basename "$src")

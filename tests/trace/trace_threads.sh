@@ -5,11 +5,10 @@
 # markers in order, and costs at most 16 bytes per event.
 set -u
 cli=$1 lib=$2 prog=$3
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT
-CUDAFRAG_TRACE=1 LD_PRELOAD="$lib" CUDAFRAG_OUTPUT="$dir/r" CUDAFRAG_STDERR=0 \
-    "$prog" threads 20000 >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; exit 1; }
-"$cli" report --json "$dir/r.cftrace" >"$dir/replay.json" || exit 1
+. "$(dirname "$0")/../lib.sh"
+scratch
+traced "$prog" threads 20000 >/dev/null 2>"$dir/err" || fail "$prog failed: $(cat "$dir/err")"
+replayed replay.json --json
 python3 - "$dir" <<'PY'
 import json, os, sys
 d = sys.argv[1]

@@ -17,6 +17,9 @@ import sys
 import tempfile
 import zlib
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from cftest import profiled, read_report  # noqa: E402
+
 CASE, CLI, LIB = sys.argv[1], sys.argv[2], sys.argv[3]
 WORKLOADS = dict(a.split("=", 1) for a in sys.argv[4:])
 TMP = tempfile.mkdtemp(prefix="cf-views-")
@@ -36,12 +39,12 @@ def expect(cond, msg):
 def workload(name, tag=None, args=(), env=None, status=0):
     """Runs a workload under the library with a trace; returns (trace, report)."""
     out = os.path.join(TMP, tag or name)
-    e = dict(os.environ, CUDAFRAG_TRACE="1", CUDAFRAG_OUTPUT=out, CUDAFRAG_STDERR="0",
-             LD_PRELOAD=LIB, **(env or {}))
+    e = dict(os.environ, **profiled(LIB, out, trace=True, **(env or {})))
     p = subprocess.run([WORKLOADS[name], *args], env=e, capture_output=True, text=True)
     expect(p.returncode == status, "%s exited %d: %s" % (name, p.returncode, p.stderr))
-    with open(out + ".json") as f:
-        return out + ".cftrace", json.load(f)
+    report = read_report(out)
+    expect(report is not None, "%s wrote no JSON report" % name)
+    return out + ".cftrace", report
 
 
 def cli(*args, status=0, text=True):

@@ -6,12 +6,12 @@
 set -u
 lib=$1 prog=$2 want_rc=$3
 shift 3
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT
-env "$@" SIMCUDA_STATS_OUT="$dir/sim" LD_PRELOAD="$lib" CUDAFRAG_OUTPUT="$dir/r" \
-    CUDAFRAG_STDERR=0 "$prog" >"$dir/out" 2>"$dir/err"
+. "$(dirname "$0")/../lib.sh"
+scratch
+on_fail() { cat "$dir/err"; }
+profiled "$@" SIMCUDA_STATS_OUT="$dir/sim" "$prog" >"$dir/out" 2>"$dir/err"
 rc=$?
-[ "$rc" -eq "$want_rc" ] || { echo "exit status $rc, want $want_rc" >&2; cat "$dir/err" >&2; exit 1; }
+[ "$rc" -eq "$want_rc" ] || fail "exit status $rc, want $want_rc"
 python3 - "$dir" <<'PY'
 import json, re, sys
 d = sys.argv[1]
