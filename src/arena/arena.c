@@ -10,6 +10,7 @@
 #include "config/config.h"
 #include "base/real.h"
 #include "base/export.h"
+#include "base/lockwait.h"
 #include "base/log.h"
 
 #include <string.h>
@@ -443,9 +444,10 @@ CUresult cf_arena_free(CUdeviceptr ptr, CUstream stream, bool async)
     return rc;
 }
 
-static void add_device(struct cf_arena_stats *s, struct cf_dev_arena *d, double *frag_peak)
+static bool add_device(struct cf_arena_stats *s, struct cf_dev_arena *d, double *frag_peak,
+                       const struct timespec *deadline)
 {
-    cf_dev_lock(d);
+    if (!cf_mutex_lock_until(&d->lock, deadline)) return false;
     s->vmm = s->vmm || d->bk.vmm;
     s->reserved_now += d->bk.vmm ? d->bk.reserve : d->bk.chunks_bytes;
     s->peak_reserved += d->bk.vmm ? d->bk.reserve : d->peak_mapped;
@@ -464,9 +466,16 @@ static void add_device(struct cf_arena_stats *s, struct cf_dev_arena *d, double 
     cf_dev_unlock(d);
     s->ns_in_alloc += __atomic_load_n(&d->ns_alloc, __ATOMIC_RELAXED);
     s->ns_in_free += __atomic_load_n(&d->ns_free, __ATOMIC_RELAXED);
+    return true;
 }
 
 void cf_arena_get_stats(struct cf_arena_stats *arena, struct cf_arena_stats *shadow)
+{
+    cf_arena_get_stats_until(arena, shadow, NULL);
+}
+
+void cf_arena_get_stats_until(struct cf_arena_stats *arena, struct cf_arena_stats *shadow,
+                              const struct timespec *deadline)
 {
     if (arena) {
         memset(arena, 0, sizeof *arena);
@@ -475,13 +484,13 @@ void cf_arena_get_stats(struct cf_arena_stats *arena, struct cf_arena_stats *sha
             if (!device_ready(i)) continue;
             arena->active = true;
             for (unsigned k = 0; k < nparts[i]; k++)
-                add_device(arena, &devs[i][k], &frag_peak);
+                if (!add_device(arena, &devs[i][k], &frag_peak, deadline)) arena->locked_out = true;
             /* The device's concurrent peaks, not the sum of its parts' peaks. */
             arena->peak_live += __atomic_load_n(&totals[i].peak_live, __ATOMIC_RELAXED);
             arena->peak_mapped += __atomic_load_n(&totals[i].peak_mapped, __ATOMIC_RELAXED);
         }
     }
-    if (shadow) cf_shadow_stats(shadow);
+    if (shadow) cf_shadow_stats_until(shadow, deadline);
 }
 
 /* VMM: every held block is backed, and each granule's hold count is the

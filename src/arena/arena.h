@@ -69,12 +69,29 @@ struct cf_arena_stats {
     uint64_t driver_calls, allocs_served, frees_served;
     uint64_t ns_in_alloc, ns_in_free;
     double ext_frag_at_peak; /* 1 - largest free / total free, at peak mapped */
-    uint64_t ooms;
+    uint64_t ooms;           /* allocations not served (arena) or not replayed (model) */
+    /* Not read: a lock was still held at the report's deadline (a thread
+     * interrupted inside the arena at exit). */
+    bool locked_out;
+    /* The model could not start on a device (peak_reserved: the range asked for):
+     * more than CF_SHADOW_MAX_RESERVE, or its tables could not be allocated. */
+    bool broken;
 };
 void cf_arena_get_stats(struct cf_arena_stats *arena, struct cf_arena_stats *shadow);
 /* Bytes the arena has mapped on device now (no driver call): the device's footprint
  * from arena-served allocations. */
 uint64_t cf_arena_mapped_now(int device);
+/* The same, leaving out (locked_out) what is not free by deadline (NULL: wait). */
+struct timespec;
+void cf_arena_get_stats_until(struct cf_arena_stats *arena, struct cf_arena_stats *shadow,
+                              const struct timespec *deadline);
+
+/* True when the model's figures do not describe the run: it could not replay
+ * every allocation, could not start, or could not be read. */
+static inline bool cf_shadow_failed(const struct cf_arena_stats *s)
+{
+    return s->shadow && (s->broken || s->ooms || s->locked_out);
+}
 
 /* Consistency check of every device's sub-allocator (tests): the number of
  * violated invariants, 0 when sound. */

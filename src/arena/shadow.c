@@ -5,6 +5,7 @@
 #include "arena/gmap.h"
 #include "arena/tlsf.h"
 #include "config/config.h"
+#include "base/lockwait.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -34,6 +35,8 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct shadow_dev devs[SHADOW_MAX_DEVICES];
 static struct shadow_entry *by_addr, *spare_entries;
 
+/* Beyond CF_SHADOW_MAX_RESERVE the model does not even try: its tables grow with
+ * the range, and failing to map them would read as cudafrag running out of memory. */
 static struct shadow_dev *device(int device)
 {
     if (device < 0 || device >= SHADOW_MAX_DEVICES) return NULL;
@@ -42,6 +45,11 @@ static struct shadow_dev *device(int device)
     if (s->used) return s;
     uint64_t reserve = cf_opt_size(CF_OPT_ARENA_RESERVE);
     if (reserve == 0) reserve = CF_SHADOW_DEFAULT_RESERVE;
+    s->reserve = reserve;
+    if (reserve > CF_SHADOW_MAX_RESERVE) {
+        s->broken = true;
+        return NULL;
+    }
     reserve = (reserve + CF_BACKING_GRANULE - 1) & ~(CF_BACKING_GRANULE - 1);
     if (tlsf_init(&s->tlsf) != 0 || tlsf_add_region(&s->tlsf, SHADOW_BASE, reserve) != 0 ||
         cf_gmap_init(&s->gmap, SHADOW_BASE, reserve, CF_BACKING_GRANULE) != 0) {
@@ -52,6 +60,12 @@ static struct shadow_dev *device(int device)
     s->reserve = reserve;
     s->used = true;
     return s;
+}
+
+/* An allocation the model could not replay makes every figure it gives wrong. */
+static void note_failure(int device)
+{
+    if (device >= 0 && device < SHADOW_MAX_DEVICES) devs[device].ooms++;
 }
 
 static void note_mapped(struct shadow_dev *s)
@@ -151,7 +165,7 @@ void cf_shadow_alloc(uint64_t addr, uint64_t size, int dev)
     struct tlsf_block *b = s ? tlsf_alloc(&s->tlsf, size) : NULL;
     if (b == NULL || (e = new_entry()) == NULL) {
         if (b) tlsf_free(&s->tlsf, b);
-        if (s) s->ooms++;
+        note_failure(dev);
         pthread_mutex_unlock(&lock);
         return;
     }
@@ -176,15 +190,33 @@ void cf_shadow_free(uint64_t addr)
     pthread_mutex_unlock(&lock);
 }
 
+/* A device where the model could not start: only why, and what it missed. */
+static void add_broken(struct cf_arena_stats *out, const struct shadow_dev *s)
+{
+    out->active = true;
+    out->broken = true;
+    out->ooms += s->ooms;
+    if (s->reserve > out->peak_reserved) out->peak_reserved = s->reserve;
+}
+
 void cf_shadow_stats(struct cf_arena_stats *out)
+{
+    cf_shadow_stats_until(out, NULL);
+}
+
+void cf_shadow_stats_until(struct cf_arena_stats *out, const struct timespec *deadline)
 {
     memset(out, 0, sizeof *out);
     out->shadow = true;
     out->vmm = true;
     double frag_peak = -1;
-    pthread_mutex_lock(&lock);
+    if (!cf_mutex_lock_until(&lock, deadline)) {
+        out->locked_out = true;
+        return;
+    }
     for (int i = 0; i < SHADOW_MAX_DEVICES; i++) {
         const struct shadow_dev *s = &devs[i];
+        if (s->broken) add_broken(out, s);
         if (!s->used) continue;
         out->active = true;
         out->peak_live += s->peak_live;

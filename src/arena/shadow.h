@@ -9,8 +9,13 @@
 /* Virtual range the model places blocks in when CUDAFRAG_ARENA_RESERVE is 0:
  * only bounds the model's tables, no memory is reserved. */
 #define CF_SHADOW_DEFAULT_RESERVE ((uint64_t)256 << 30)
+/* The largest range it models: 16 TiB, far above any device's memory (its tables
+ * take 9 bytes of address space per 2 MiB granule of the range). */
+#define CF_SHADOW_MAX_RESERVE ((uint64_t)16 << 40)
 
 void cf_shadow_stats(struct cf_arena_stats *s);
+/* The same, giving up (locked_out) when the model's lock is not free by deadline. */
+void cf_shadow_stats_until(struct cf_arena_stats *s, const struct timespec *deadline);
 /* Forget everything (tests replaying several sequences in one process). */
 void cf_shadow_reset(void);
 

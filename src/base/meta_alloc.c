@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 
 #include "base/export.h"
+#include "base/lockwait.h"
 #include "base/log.h"
 
 #define SLAB_BYTES (256u * 1024u)
@@ -262,6 +263,15 @@ void cf_meta_lock_all(void)
 {
     for (unsigned i = 0; i < NCLASSES; i++)
         pthread_mutex_lock(&classes[i].lock);
+}
+
+bool cf_meta_probe_locks(const struct timespec *deadline)
+{
+    for (unsigned i = 0; i < NCLASSES; i++) {
+        if (!cf_mutex_lock_until(&classes[i].lock, deadline)) return false;
+        pthread_mutex_unlock(&classes[i].lock);
+    }
+    return true;
 }
 
 /* Also in the child of fork. The other threads' lists are not taken over there:

@@ -39,7 +39,8 @@ enum cf_opt_type { CF_BOOL, CF_INT, CF_SIZE, CF_STRING };
       "Minimum milliseconds between footprint samples (cuMemGetInfo, pool attributes) taken "      \
       "when live bytes reach a new peak; 0 samples every new peak.")                               \
     X(SIGNAL, "CUDAFRAG_SIGNAL", CF_BOOL, "1", 0, 1,                                               \
-      "Write an interim report on SIGUSR1 (installed only if the program has no handler).")        \
+      "Write an interim report on SIGUSR1 once the program made a CUDA call (before that, or "     \
+      "when the program has its own handler, SIGUSR1 keeps its action).")                          \
     X(CHILDREN, "CUDAFRAG_CHILDREN", CF_BOOL, "1", 0, 1,                                           \
       "Profile child processes started with exec/posix_spawn (each writes its own report).")       \
     X(ALWAYS_REPORT, "CUDAFRAG_ALWAYS_REPORT", CF_BOOL, "0", 0, 1,                                 \
@@ -51,7 +52,7 @@ enum cf_opt_type { CF_BOOL, CF_INT, CF_SIZE, CF_STRING };
     X(ARENA_RESERVE, "CUDAFRAG_ARENA_RESERVE", CF_SIZE, "0", 0, UINT64_MAX,                        \
       "Virtual address range of each arena part (K/M/G/T suffixes): a device's arena reserves "    \
       "one per part, up to 16 parts; 0 = twice the device's memory. Native runs model one "        \
-      "part of this size (0 = 256 GiB).")                                                          \
+      "part of this size (0 = 256 GiB; at most 16 TiB).")                                          \
     X(ARENA_SLACK, "CUDAFRAG_ARENA_SLACK", CF_SIZE, "64M", 0, UINT64_MAX,                          \
       "Mapped-but-free memory the arena keeps before unmapping whole free granules: at least "     \
       "this much, up to the device's peak live bytes; 0 = unmap at once.")                         \

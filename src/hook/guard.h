@@ -7,12 +7,12 @@
 #include "base/export.h"
 
 #include "record/record.h"
+#include "base/thread_state.h"
 
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-extern __thread bool cf_in_hook __attribute__((tls_model("initial-exec")));
 /* Nanoseconds the last timed real call took on this thread (for the report's
  * per-API time), read by the note functions right after the call. */
 extern __thread uint64_t cf_call_ns __attribute__((tls_model("initial-exec")));
@@ -33,12 +33,18 @@ static inline uint64_t cf_call_end(void)
 /* CUDAFRAG_ENABLE (parsed once, then a load). */
 bool cf_hook_enabled(void);
 
+/* Set at the program's first recorded CUDA call, by cf_hook_first_call: what waits
+ * for the program to use CUDA (the SIGUSR1 handler) starts there. */
+extern bool cf_hook_call_seen;
+void cf_hook_first_call(void);
+
 /* True when this call must be recorded: the guard is now taken and the caller must
  * cf_hook_end(). False: pure pass-through. */
 static inline bool cf_hook_begin(void)
 {
     if (cf_in_hook || CF_UNLIKELY(!cf_hook_enabled())) return false;
     cf_in_hook = true;
+    if (CF_UNLIKELY(!__atomic_load_n(&cf_hook_call_seen, __ATOMIC_RELAXED))) cf_hook_first_call();
     return true;
 }
 

@@ -22,6 +22,11 @@ void cf_apply_unlock(void)
     pthread_mutex_unlock(&misc_lock);
 }
 
+bool cf_apply_lock_until(const struct timespec *deadline)
+{
+    return cf_mutex_lock_until(&misc_lock, deadline);
+}
+
 void cf_emit(struct cf_event *e)
 {
     if (e->seq == 0) e->seq = cf_seq_next();

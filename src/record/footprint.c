@@ -287,3 +287,14 @@ void cf_fp_unlock_all(void)
     for (unsigned i = CF_SLOTS; i-- > 0;)
         cf_unlock(&cf_slots[i].lock);
 }
+
+bool cf_fp_lock_all_until(const struct timespec *deadline)
+{
+    for (unsigned i = 0; i < CF_SLOTS; i++) {
+        if (cf_lock_until(&cf_slots[i].lock, deadline)) continue;
+        while (i-- > 0)
+            cf_unlock(&cf_slots[i].lock);
+        return false;
+    }
+    return true;
+}

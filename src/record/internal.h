@@ -13,6 +13,7 @@
 #include "record/record.h"
 #include "record/trace.h"
 #include "base/export.h"
+#include "base/lockwait.h"
 
 /* ---- thread.c: what a thread counts on its own, and its caches ---- */
 #define CF_SITE_REFS   8 /* call sites a thread remembers (direct-mapped by stack hash) */
@@ -123,6 +124,7 @@ void cf_site_free_locked(struct cf_site *site, uint64_t size, uint64_t lifetime_
 void cf_site_fail(struct cf_site *site, int slot); /* a failed allocation; locks */
 void cf_site_lock(void);                           /* the table */
 void cf_site_unlock(void);
+bool cf_site_lock_until(const struct timespec *deadline);
 
 /* ---- modules.c: which object a frame is in, announced to the trace once ---- */
 /* The trace's frame value of a return address: CF_FRAME(module id, offset). */
@@ -211,6 +213,7 @@ uint64_t cf_fp_series_locked(int device, enum cf_series series, int64_t value, u
 uint64_t cf_fp_meminfo(int device, uint64_t used, uint64_t total, uint64_t now);
 void cf_fp_lock_all(void); /* every slot */
 void cf_fp_unlock_all(void);
+bool cf_fp_lock_all_until(const struct timespec *deadline); /* every device or none */
 /* Emit a SERIES event (also used by footprint.c for the arena). */
 void cf_trace_series(uint64_t seq, uint64_t now, int device, enum cf_series series, uint64_t value,
                      uint64_t used);
@@ -250,6 +253,7 @@ void cf_pool_unlock(void);
  * destroyed pool goes back to its device. */
 void cf_pool_apply(const struct cf_event *e);
 uint64_t cf_pool_apply_seq(const struct cf_event *e); /* seq of a footprint change, or 0 */
+bool cf_pool_lock_until(const struct timespec *deadline);
 
 /* ---- sample.c: the documented driver calls ---- */
 /* What the sampling after an allocation needs to know of it: once inserted, the
@@ -278,6 +282,7 @@ void cf_apply_graph_high(const struct cf_event *e);
 void cf_apply_mark(const struct cf_event *e);
 void cf_apply_lock(void); /* the OOM list and the graph high-water marks */
 void cf_apply_unlock(void);
+bool cf_apply_lock_until(const struct timespec *deadline);
 void cf_emit(struct cf_event *e); /* fills seq when 0, then traces */
 
 #endif

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "record/lock.h"
@@ -34,6 +35,29 @@ void cf_lock_wait(struct cf_lock *l)
     while (__atomic_exchange_n(&l->v, 2, __ATOMIC_ACQUIRE) != 0)
         syscall(SYS_futex, &l->v, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
     errno = saved;
+}
+
+static bool passed(const struct timespec *deadline)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return now.tv_sec > deadline->tv_sec ||
+           (now.tv_sec == deadline->tv_sec && now.tv_nsec >= deadline->tv_nsec);
+}
+
+/* Tries and sleeps rather than waiting on the futex: a waiter marks the lock 2,
+ * and a holder that never releases it would never look. */
+bool cf_lock_until(struct cf_lock *l, const struct timespec *deadline)
+{
+    const struct timespec pause = {0, 100 * 1000};
+    for (;;) {
+        int free_ = 0;
+        if (__atomic_compare_exchange_n(&l->v, &free_, 1, false, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_RELAXED))
+            return true;
+        if (passed(deadline)) return false;
+        nanosleep(&pause, NULL);
+    }
 }
 
 void cf_lock_wake(struct cf_lock *l)

@@ -25,6 +25,10 @@ struct cf_lock {
     }
 
 void cf_lock_wait(struct cf_lock *l); /* the contended path of cf_lock */
+struct timespec;
+/* Takes l unless deadline (CLOCK_REALTIME) passes first, even when the caller
+ * holds it: for the report at exit (report/partial.c), never the hot path. */
+bool cf_lock_until(struct cf_lock *l, const struct timespec *deadline);
 void cf_lock_wake(struct cf_lock *l); /* wake one sleeper */
 
 static inline void cf_lock(struct cf_lock *l)

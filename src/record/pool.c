@@ -23,6 +23,11 @@ void cf_pool_unlock(void)
     pthread_mutex_unlock(&pool_lock);
 }
 
+bool cf_pool_lock_until(const struct timespec *deadline)
+{
+    return cf_mutex_lock_until(&pool_lock, deadline);
+}
+
 /* A pool first met through an allocation gets device -1 until the pool APIs say
  * more. */
 struct cf_pool *cf_pool_get(uint64_t handle, int device)

@@ -102,20 +102,28 @@ static void copy_record(struct cf_record *dst, const struct cf_record *src)
     dst->stacks_unavailable = __atomic_load_n(&src->stacks_unavailable, __ATOMIC_RELAXED);
 }
 
-/* With every record lock held: only copies. */
+static bool held(const struct cf_rec_read *r, unsigned locks)
+{
+    return (r->held & locks) == locks;
+}
+
+/* With the locks in r->held held: only copies, and only what they guard (a
+ * site's or pool's figures change under its home slot's lock). */
 static int copy_tables(struct cf_rec_read *r)
 {
-    unsigned n = HASH_COUNT(cf_rec.sites), k = 0;
+    struct cf_site *sites = held(r, CF_REC_HELD_SITES | CF_REC_HELD_SLOTS) ? cf_rec.sites : NULL;
+    unsigned n = HASH_COUNT(sites), k = 0;
     r->sites = calloc(n ? n : 1, sizeof *r->sites);
     if (r->sites == NULL) return -1;
-    for (struct cf_site *it = cf_rec.sites; it; it = it->hh.next)
+    for (struct cf_site *it = sites; it; it = it->hh.next)
         r->sites[k++] = *it;
     r->nsites = k;
 
-    n = HASH_COUNT(cf_rec.pools), k = 0;
+    struct cf_pool *pools = held(r, CF_REC_HELD_POOLS | CF_REC_HELD_SLOTS) ? cf_rec.pools : NULL;
+    n = HASH_COUNT(pools), k = 0;
     r->pools = calloc(n ? n : 1, sizeof *r->pools);
     if (r->pools == NULL) return -1;
-    for (struct cf_pool *p = cf_rec.pools; p; p = p->hh.next)
+    for (struct cf_pool *p = pools; p; p = p->hh.next)
         r->pools[k++] = *p;
     r->npools = k;
     return 0;
@@ -130,14 +138,16 @@ static int site_index(const struct cf_rec_read *r, uint64_t hash)
     return hit ? (int)(hit - r->sites) : -1;
 }
 
-/* Live allocations grouped by site (sites sorted by hash first), largest first. */
+/* Live allocations grouped by site (sites sorted by hash first), largest first.
+ * Without the sites every group would read "no call site": then none is made. */
 static int group_live(struct cf_rec_read *r)
 {
     r->live = calloc(r->nsites + 1, sizeof *r->live);
     if (r->live == NULL) return -1;
     for (unsigned i = 0; i <= r->nsites; i++)
         r->live[i].site = i < r->nsites ? (int)i : -1;
-    for (struct cf_alloc *a = cf_rec.live; a; a = a->hh.next) {
+    bool all = held(r, CF_REC_HELD_LIVE | CF_REC_HELD_SITES | CF_REC_HELD_SLOTS);
+    for (struct cf_alloc *a = all ? cf_rec.live : NULL; a; a = a->hh.next) {
         int idx = a->site ? site_index(r, a->site->hash) : -1;
         struct cf_live_group *l = &r->live[idx >= 0 ? (unsigned)idx : r->nsites];
         l->kind = (enum cf_kind)a->kind;
@@ -158,10 +168,8 @@ static int group_live(struct cf_rec_read *r)
     return 0;
 }
 
-int cf_rec_read(struct cf_rec_read *r)
+static int copy_held(struct cf_rec_read *r)
 {
-    memset(r, 0, sizeof *r);
-    cf_rec_lock_all();
     r->now_ns = cf_now_ns();
     copy_record(&r->rec, &cf_rec);
     int rc = copy_tables(r);
@@ -169,7 +177,26 @@ int cf_rec_read(struct cf_rec_read *r)
         qsort(r->sites, r->nsites, sizeof *r->sites, by_hash);
         rc = group_live(r);
     }
+    return rc;
+}
+
+int cf_rec_read(struct cf_rec_read *r)
+{
+    memset(r, 0, sizeof *r);
+    cf_rec_lock_all();
+    r->held = CF_REC_HELD_ALL;
+    int rc = copy_held(r);
     cf_rec_unlock_all();
+    if (rc != 0) cf_rec_read_free(r);
+    return rc;
+}
+
+int cf_rec_read_until(struct cf_rec_read *r, const struct timespec *deadline)
+{
+    memset(r, 0, sizeof *r);
+    r->held = cf_rec_try_lock_all(deadline);
+    int rc = copy_held(r);
+    cf_rec_unlock_held(r->held);
     if (rc != 0) cf_rec_read_free(r);
     return rc;
 }

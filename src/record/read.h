@@ -22,10 +22,15 @@ struct cf_rec_read {
     struct cf_live_group *live; /* by bytes, largest first */
     unsigned nlive;
     uint64_t live_bytes, live_count;
+    unsigned held; /* CF_REC_HELD_*: the tables copied; the others are empty */
 };
 
 /* 0, or -1 when memory ran out (nothing to free then). */
 int cf_rec_read(struct cf_rec_read *r);
+/* The same, for a report that may run while a thread that will never release it
+ * holds a record lock (exit() from a signal handler): each lock is waited for
+ * until deadline at most, and what it guards is left out when it is not had. */
+int cf_rec_read_until(struct cf_rec_read *r, const struct timespec *deadline);
 void cf_rec_read_free(struct cf_rec_read *r);
 
 #endif

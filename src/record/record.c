@@ -179,6 +179,49 @@ void cf_rec_unlock_all(void)
     unlock_tables();
 }
 
+/* The locks of cf_rec_lock_all, in its order, each had before the deadline or left
+ * alone. The live view takes its memory from the meta allocator: it is built only
+ * when none of its locks is stuck, else the report would wait on it while holding
+ * the slots. */
+unsigned cf_rec_try_lock_all(const struct timespec *deadline)
+{
+    cf_rec_init();
+    unsigned held = 0;
+    if (cf_site_lock_until(deadline)) held |= CF_REC_HELD_SITES;
+    if (cf_pool_lock_until(deadline)) held |= CF_REC_HELD_POOLS;
+    if (cf_fp_lock_all_until(deadline)) held |= CF_REC_HELD_SLOTS;
+    if (cf_apply_lock_until(deadline)) held |= CF_REC_HELD_APPLY;
+    if (cf_rec_collect_until(deadline)) held |= CF_REC_HELD_COUNTERS;
+    if ((held & CF_REC_HELD_SLOTS) && cf_meta_probe_locks(deadline)) {
+        cf_live_build_view();
+        held |= CF_REC_HELD_LIVE;
+    }
+    return held;
+}
+
+void cf_rec_unlock_held(unsigned held)
+{
+    if (held & CF_REC_HELD_LIVE) cf_live_drop_view();
+    if (held & CF_REC_HELD_APPLY) cf_apply_unlock();
+    if (held & CF_REC_HELD_SLOTS) cf_fp_unlock_all();
+    if (held & CF_REC_HELD_POOLS) cf_pool_unlock();
+    if (held & CF_REC_HELD_SITES) cf_site_unlock();
+}
+
+/* Sampling takes the pool, device and apply locks: see first that nobody is stuck
+ * on them. */
+int cf_rec_sample_final_until(const struct timespec *deadline)
+{
+    cf_rec_init();
+    if (!cf_pool_lock_until(deadline)) return -1;
+    cf_pool_unlock();
+    if (!cf_fp_lock_all_until(deadline)) return -1;
+    cf_fp_unlock_all();
+    if (!cf_apply_lock_until(deadline)) return -1;
+    cf_apply_unlock();
+    return cf_rec_sample_final() ? 1 : 0;
+}
+
 /* The meta allocator's locks come last: they nest inside every record lock. */
 void cf_rec_atfork_prepare(void)
 {

@@ -325,13 +325,39 @@ void cf_rec_unlock_all(void);
  * the size and lifetime histograms, total_allocs and total_frees. Those fields
  * of cf_rec are only as recent as the last collect. */
 void cf_rec_collect(void);
+/* The same, unless the threads' registry is not free by deadline: false. */
+struct timespec;
+bool cf_rec_collect_until(const struct timespec *deadline);
 /* One API's calls so far, summed over the threads (for cudafrag_api_calls). */
 uint64_t cf_rec_api_calls(enum cf_api api);
+/* Every API's calls so far, summed over the threads (did this image use CUDA). */
+uint64_t cf_rec_calls_total(void);
+/* cf_rec_lock_all for a report that may run in a thread interrupted while it held
+ * a record lock (exit() from a signal handler): each lock not had by deadline is
+ * left alone, and what it guards with it. Returns the CF_REC_HELD_* bits of the
+ * locks held; release them with cf_rec_unlock_held. cf_rec.live is built only
+ * with LIVE. A site's or pool's figures change under its home slot's lock: they
+ * are consistent only with SLOTS too. */
+enum {
+    CF_REC_HELD_SITES = 1,     /* the table cf_rec.sites */
+    CF_REC_HELD_LIVE = 2,      /* the view cf_rec.live (needs SLOTS) */
+    CF_REC_HELD_POOLS = 4,     /* the table cf_rec.pools */
+    CF_REC_HELD_SLOTS = 8,     /* every slot: live tables, device, site and pool figures */
+    CF_REC_HELD_APPLY = 16,    /* OOM events, marks, graph pool high water */
+    CF_REC_HELD_COUNTERS = 32, /* the threads' counters were collected into cf_rec */
+    CF_REC_HELD_ALL = 63,
+};
+struct timespec;
+unsigned cf_rec_try_lock_all(const struct timespec *deadline);
+void cf_rec_unlock_held(unsigned held);
 /* Sample pool attributes and cuMemGetInfo once more (final numbers). Returns
  * false, sampling nothing, in a child forked after its parent used CUDA: the
  * driver is not usable there, and the figures are the parent's from before the
  * fork. */
 bool cf_rec_sample_final(void);
+/* The same, unless the locks it needs are not free by deadline: then it samples
+ * nothing and returns -1 (else 1 sampled, 0 not in a forked child). */
+int cf_rec_sample_final_until(const struct timespec *deadline);
 /* A graph was launched on stream: sample the graph memory pool (rate-limited). */
 void cf_rec_graph_launched(uint64_t stream);
 bool cf_rec_any_activity(void);

@@ -20,6 +20,11 @@ void cf_site_unlock(void)
     pthread_mutex_unlock(&site_lock);
 }
 
+bool cf_site_lock_until(const struct timespec *deadline)
+{
+    return cf_mutex_lock_until(&site_lock, deadline);
+}
+
 int cf_site_home(struct cf_site *s, int slot)
 {
     int home = __atomic_load_n(&s->home, __ATOMIC_RELAXED);

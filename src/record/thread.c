@@ -93,11 +93,11 @@ static void collect_totals(void)
     store(&cf_rec.total_frees, frees);
 }
 
-void cf_rec_collect(void)
+/* With registry_lock held. */
+static void collect_locked(void)
 {
     static struct cf_api_stats api[CF_API_COUNT];
     static struct cf_hist sizes, lifetimes;
-    pthread_mutex_lock(&registry_lock);
     memset(api, 0, sizeof api);
     memset(&sizes, 0, sizeof sizes);
     memset(&lifetimes, 0, sizeof lifetimes);
@@ -128,6 +128,12 @@ void cf_rec_collect(void)
         store(&cf_rec.lifetimes.bytes[b], lifetimes.bytes[b]);
     }
     collect_totals();
+}
+
+void cf_rec_collect(void)
+{
+    pthread_mutex_lock(&registry_lock);
+    collect_locked();
     pthread_mutex_unlock(&registry_lock);
 }
 
@@ -146,6 +152,27 @@ uint64_t cf_rec_api_calls(enum cf_api api)
         calls += load(&t->api[api].calls);
     pthread_mutex_unlock(&registry_lock);
     return calls;
+}
+
+uint64_t cf_rec_calls_total(void)
+{
+    uint64_t calls = 0;
+    pthread_mutex_lock(&registry_lock);
+    for (const struct cf_thread *t = registry; t; t = t->next)
+        for (unsigned i = 0; i < CF_API_COUNT; i++)
+            calls += load(&t->api[i].calls);
+    pthread_mutex_unlock(&registry_lock);
+    return calls;
+}
+
+/* Collected under the lock had before the deadline: taken again without one, it
+ * could be waited for without end. */
+bool cf_rec_collect_until(const struct timespec *deadline)
+{
+    if (!cf_mutex_lock_until(&registry_lock, deadline)) return false;
+    collect_locked();
+    pthread_mutex_unlock(&registry_lock);
+    return true;
 }
 
 void cf_thread_lock(void)

@@ -506,15 +506,20 @@ static uint64_t above(uint64_t held, uint64_t live)
     return held > live ? held - live : 0;
 }
 
-/* What a device held beyond live bytes at its footprint peak, part by part (all
- * exact: the parts are what the footprint is computed from). */
+/* What a device held beyond live bytes at its footprint peak, part by part. The
+ * footprint is the sum of its series (record/footprint.c) and the live bytes the
+ * sum of the same allocations' requested sizes, so the parts are exact and add
+ * up: the last one, the rounding of VMM handles and CUDA arrays (their granted
+ * size is in the footprint, their requested size in the live bytes), is what the
+ * four series leave. */
+enum { PAGES, POOL, GRAPH, ARENA, OTHER, NPARTS };
+
 struct excess {
-    uint64_t footprint, live, part[4]; /* pages, pool, graph, arena */
+    uint64_t footprint, live, total, part[NPARTS];
+    bool total_known; /* every device's size was sampled (cuMemGetInfo) */
 };
 
-enum { PAGES, POOL, GRAPH, ARENA };
-
-static const char *const cause_text[4] = {
+static const char *const cause_text[NPARTS] = {
     "partly used 2 MiB pages of cudaMalloc/cuMemAlloc: the driver backs every 2 MiB page a "
     "live allocation touches, so freed holes between live blocks and sizes just above a 2 MiB "
     "multiple hold memory; request 2 MiB multiples, allocate long-lived buffers first, or "
@@ -523,7 +528,17 @@ static const char *const cause_text[4] = {
     "threshold",
     "the graph memory pool: trim it (cudaDeviceGraphMemTrim) between graph phases",
     "cudafrag's arena (mapped but free)",
+    "VMM handles and CUDA arrays rounded up to the allocation granularity: create handles in "
+    "multiples of cuMemGetAllocationGranularity's recommended size",
 };
+
+static uint64_t sum_parts(const uint64_t *part, int n)
+{
+    uint64_t sum = 0;
+    for (int k = 0; k < n; k++)
+        sum += part[k];
+    return sum;
+}
 
 /* The largest part, or -1 when the device's footprint is not worth a finding. */
 static int device_excess(const struct cf_snap *s, const struct cf_dev_view *v, struct excess *x)
@@ -536,43 +551,63 @@ static int device_excess(const struct cf_snap *s, const struct cf_dev_view *v, s
         return -1;
     *x = (struct excess){v->peak_footprint,
                          ds->live_at_peak_footprint,
+                         ds->total_bytes,
                          {above(p->raw, p->raw_live), above(p->pool, p->pool_live),
-                          above(p->graph, p->graph_used), above(p->arena, p->arena_live)}};
+                          above(p->graph, p->graph_used), above(p->arena, p->arena_live), 0},
+                         ds->total_bytes != 0};
+    x->part[OTHER] = above(extra, sum_parts(x->part, OTHER));
     int big = PAGES;
-    for (int k = POOL; k <= ARENA; k++)
+    for (int k = POOL; k < NPARTS; k++)
         if (x->part[k] > x->part[big]) big = k;
     return big;
+}
+
+/* By the share of the devices' memory: a few MiB are nothing on a GPU of 80 GiB
+ * and most of one of 64 MiB. Without the devices' size, no finding is high. */
+static const char *footprint_severity(const struct excess *x, uint64_t extra)
+{
+    if (!x->total_known) return "medium";
+    double share = (double)extra / (double)x->total;
+    if (share >= CF_FOOTPRINT_HIGH_SHARE) return "high";
+    return share >= CF_FOOTPRINT_MEDIUM_SHARE ? "medium" : "low";
 }
 
 static void footprint_finding(struct cf_snap *s, int cause, const struct excess *x,
                               const char *devs, bool several)
 {
     uint64_t extra = above(x->footprint, x->live);
-    struct cf_finding *f =
-        add(s, "footprint-over-live", extra >= CF_FOOTPRINT_HIGH_BYTES ? "high" : "medium", "");
+    struct cf_finding *f = add(s, "footprint-over-live", footprint_severity(x, extra), "");
     if (f == NULL) return;
     f->site = s->nsites ? (int)s->by_peak[0] : -1;
-    title(f, "device%s %s: at %s footprint peak%s %s, %s (%.0f%%) was not live", several ? "s" : "",
-          devs, several ? "their" : "its", several ? "s" : "", B(x->footprint), B(extra),
-          100.0 * (double)extra / (double)x->footprint);
+    char share[96] = "";
+    if (x->total_known)
+        snprintf(share, sizeof share, ", %.1f%% of %s device memory",
+                 100.0 * (double)extra / (double)x->total, B(x->total));
+    title(f, "device%s %s: at %s footprint peak%s %s, %s (%.0f%%) was not live%s",
+          several ? "s" : "", devs, several ? "their" : "its", several ? "s" : "", B(x->footprint),
+          B(extra), 100.0 * (double)extra / (double)x->footprint, share);
+    char other[64] = "";
+    if (x->part[OTHER]) snprintf(other, sizeof other, ", VMM/array rounding %s", B(x->part[OTHER]));
     advice(f,
-           "Held beyond live bytes: page waste %s, pool reserve %s, graph pool %s, arena %s. "
-           "Largest part: %s.",
-           B(x->part[PAGES]), B(x->part[POOL]), B(x->part[GRAPH]), B(x->part[ARENA]),
-           cause_text[cause]);
+           "Held beyond live bytes (%s): page waste %s, pool reserve %s, graph pool %s, arena "
+           "%s%s. Largest part: %s.",
+           B(extra), B(x->part[PAGES]), B(x->part[POOL]), B(x->part[GRAPH]), B(x->part[ARENA]),
+           other, cause_text[cause]);
     num(f, "peak_footprint_bytes", (double)x->footprint);
     num(f, "live_at_peak_footprint_bytes", (double)x->live);
     num(f, "page_waste_bytes", (double)x->part[PAGES]);
     num(f, "pool_reserve_bytes", (double)x->part[POOL]);
     num(f, "graph_reserve_bytes", (double)x->part[GRAPH]);
     num(f, "arena_slack_bytes", (double)x->part[ARENA]);
+    num(f, "vmm_array_rounding_bytes", (double)x->part[OTHER]);
+    num(f, "device_total_bytes", x->total_known ? (double)x->total : NAN);
 }
 
 /* One finding per cause (the largest part), over the devices it applies to. */
 static void footprint_rule(struct cf_snap *s)
 {
-    for (int cause = PAGES; cause <= ARENA; cause++) {
-        struct excess sum = {0}, x;
+    for (int cause = PAGES; cause < NPARTS; cause++) {
+        struct excess sum = {.total_known = true}, x;
         char devs[256] = "";
         size_t len = 0;
         unsigned n = 0;
@@ -581,7 +616,9 @@ static void footprint_rule(struct cf_snap *s)
             len += (size_t)list_device(devs, sizeof devs, len, s->devs[i].device);
             sum.footprint += x.footprint;
             sum.live += x.live;
-            for (int k = PAGES; k <= ARENA; k++)
+            sum.total += x.total;
+            sum.total_known = sum.total_known && x.total_known;
+            for (int k = PAGES; k < NPARTS; k++)
                 sum.part[k] += x.part[k];
             n++;
         }

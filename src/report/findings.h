@@ -7,7 +7,7 @@
 
 #include "record/record.h"
 
-#define CF_FINDING_NUMS 6
+#define CF_FINDING_NUMS 8
 
 /* One call site a finding covers: stacks shown at the same frame (after
  * allocator frames are folded) count as one. */
@@ -51,14 +51,16 @@ void cf_findings_free(struct cf_snap *s);
  * is "many sizes" when it is past its limit and the process as a whole is. */
 #define CF_SITE_MANY_SIZES (CF_SITE_SIZES < CF_MANY_SIZES ? CF_SITE_SIZES : CF_MANY_SIZES)
 #define CF_FOOTPRINT_RATIO 1.3
-/* Below this much held beyond live at the footprint peak, no finding; from the
- * second, a high one. */
-#define CF_FOOTPRINT_MIN_BYTES  (8ull << 20)
-#define CF_FOOTPRINT_HIGH_BYTES (256ull << 20)
-#define CF_REGROWS              3
-#define CF_HOT_CALLS            1000
-#define CF_HOT_LIFETIME_S       0.010
-#define CF_ROUNDING_WASTE       0.20
-#define CF_ROUND_TO             (2ull << 20)
+/* Below this much held beyond live at the footprint peak, no finding; its
+ * severity is by the share of the devices' memory it is (high from 10 %, medium
+ * from 1 %, low below; medium when the devices' size is not known). */
+#define CF_FOOTPRINT_MIN_BYTES    (8ull << 20)
+#define CF_FOOTPRINT_HIGH_SHARE   0.10
+#define CF_FOOTPRINT_MEDIUM_SHARE 0.01
+#define CF_REGROWS                3
+#define CF_HOT_CALLS              1000
+#define CF_HOT_LIFETIME_S         0.010
+#define CF_ROUNDING_WASTE         0.20
+#define CF_ROUND_TO               (2ull << 20)
 
 #endif

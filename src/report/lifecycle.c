@@ -1,7 +1,8 @@
 /* When reports are written. The constructor of libcudafrag.so loads the options,
  * starts the record, and arranges for the final report at every way out of the
- * process: exit() (atexit), _exit()/_Exit() (wrappers below), fatal signals (a
- * short summary, see crash.c). SIGUSR1 asks for an interim report.
+ * process: exit() (atexit), _exit()/_Exit() and exec (the interposers in
+ * hook/lifecycle.c call in here), fatal signals (a short summary, see crash.c).
+ * SIGUSR1 asks for an interim report once the program made a CUDA call.
  *
  * Order at exit: our atexit handler is registered in the constructor, before the
  * program's first CUDA call, while the CUDA runtime registers its teardown at its
@@ -17,55 +18,116 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "config/config.h"
-#include "base/real.h"
 #include "record/record.h"
 #include "report/crash.h"
 #include "report/lifecycle.h"
 #include "report/report.h"
 #include "report/trace_out.h"
-#include "base/export.h"
+#include "base/lockwait.h"
 #include "base/log.h"
+#include "base/thread_state.h"
 
-static bool active;     /* the constructor set everything up */
-static pid_t owner_pid; /* the process the record belongs to (see _exit) */
-static sem_t interim_wanted;
+static bool active;            /* the constructor set everything up */
+static pid_t owner_pid;        /* the process the record belongs to (see _exit) */
+static uint64_t calls_at_fork; /* in a forked child: the parent's calls it inherited */
+static sem_t reporter_wanted;  /* an interim report (SIGUSR1) or the final one (handoff) */
+static sem_t final_done;
 static bool reporter_running;
+static bool call_seen; /* the program made a recorded CUDA call */
+static int usr1_armed;
+/* A final report the reporting thread writes for the thread ending the process. */
+static struct {
+    const char *tag, *reason;
+    int requested;
+} handoff;
 
+#define HANDOFF_WAIT_MS 5000
+
+static bool maybe_in_signal_handler(void);
+
+/* exit() in a signal handler (or in a CUDA call): this thread may hold any lock,
+ * malloc's and the driver's included, and writing a report takes both. The
+ * reporting thread, which no signal interrupts, writes it; this one waits a
+ * bounded time, then leaves the totals and goes on ending the process. */
+static void hand_off(const char *tag, const char *reason)
+{
+    if (!reporter_running || cf_report_writing_here()) {
+        cf_crash_summary("final report not written: the process ended in a signal handler, "
+                         "a CUDA call or a report, where writing one could wait forever");
+        return;
+    }
+    handoff.tag = tag;
+    handoff.reason = reason;
+    __atomic_store_n(&handoff.requested, 1, __ATOMIC_RELEASE);
+    sem_post(&reporter_wanted);
+    struct timespec deadline = cf_deadline_after_ms(HANDOFF_WAIT_MS);
+    int rc;
+    while ((rc = sem_timedwait(&final_done, &deadline)) != 0 && errno == EINTR) {
+    }
+    if (rc == 0) return;
+    cf_report_abandon();
+    cf_crash_summary("final report not finished within 5 s: the process ended in a signal "
+                     "handler or a CUDA call");
+}
+
+/* tag "" at exit, "exec" before an exec. False when the final report was
+ * already claimed. */
+static bool final_report(const char *tag, const char *reason)
+{
+    if (!cf_report_claim_final()) return false;
+    if (!cf_report_due()) return true;
+    if (cf_in_hook || maybe_in_signal_handler())
+        hand_off(tag, reason);
+    else
+        cf_report_write_final(tag, reason, false);
+    return true;
+}
+
+/* Only the owner reports: a child that the fork handlers never saw (vfork, _Fork,
+ * clone) holds its parent's figures, and a vfork child shares its memory, where
+ * its report would also mark the parent's as written. */
 static void final_at_exit(void)
 {
-    cf_report_final("exit");
+    if (getpid() == owner_pid) final_report("", "exit");
 }
 
 /* The SIGUSR1 handler may only do async-signal-safe work: sem_post is. */
 static void on_usr1(int sig)
 {
     int saved = errno;
-    sem_post(&interim_wanted);
+    sem_post(&reporter_wanted);
     errno = saved;
 }
 
 static void *reporter(void *arg)
 {
     for (;;) {
-        while (sem_wait(&interim_wanted) != 0 && errno == EINTR) {
+        while (sem_wait(&reporter_wanted) != 0 && errno == EINTR) {
         }
-        cf_report_interim("SIGUSR1");
+        if (__atomic_exchange_n(&handoff.requested, 0, __ATOMIC_ACQ_REL)) {
+            cf_report_write_final(handoff.tag, handoff.reason, true);
+            sem_post(&final_done);
+        } else {
+            cf_report_interim("SIGUSR1");
+        }
     }
     return NULL;
 }
 
-/* A signal handler cannot create a thread, so the thread that writes interim
- * reports is started here, with every signal blocked so it never runs the
- * program's handlers. */
+/* The thread that writes interim reports, and the final one for a thread that
+ * cannot (hand_off). A signal handler cannot create a thread, nor should a hook
+ * (that could call malloc): it is started here, with every signal blocked so it
+ * never runs the program's handlers. */
 static void start_reporter(void)
 {
     sigset_t all, old;
     pthread_t th;
     pthread_attr_t attr;
+    sem_init(&reporter_wanted, 0, 0);
+    sem_init(&final_done, 0, 0);
     sigfillset(&all);
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -74,17 +136,27 @@ static void start_reporter(void)
     reporter_running = pthread_create(&th, &attr, reporter, NULL) == 0;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&attr);
-    if (!reporter_running) cf_log("cannot start the interim-report thread; SIGUSR1 is ignored");
+    if (!reporter_running) cf_log("cannot start the reporting thread; SIGUSR1 is ignored");
 }
 
-static void install_usr1(void)
+static bool usr1_is_default(void)
 {
-    struct sigaction cur, sa;
-    if (sigaction(SIGUSR1, NULL, &cur) != 0) return;
-    if ((cur.sa_flags & SA_SIGINFO) || cur.sa_handler != SIG_DFL) return; /* the program's own */
-    sem_init(&interim_wanted, 0, 0);
-    start_reporter();
-    if (!reporter_running) return;
+    struct sigaction cur;
+    if (sigaction(SIGUSR1, NULL, &cur) != 0) return false;
+    return !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_DFL; /* else the program's */
+}
+
+/* SIGUSR1 keeps its default action (the end of the process) until the program
+ * made a CUDA call: a program that never does, such as the shell or a tool that
+ * `cudafrag run` started, must not survive a signal meant to stop it, nor write an
+ * empty report. Only a system call: this runs inside the first hook. */
+static void arm_usr1(void)
+{
+    if (!cf_opt_bool(CF_OPT_SIGNAL) || !reporter_running ||
+        __atomic_exchange_n(&usr1_armed, 1, __ATOMIC_ACQ_REL))
+        return;
+    if (!usr1_is_default()) return;
+    struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_usr1;
     sa.sa_flags = SA_RESTART;
@@ -92,15 +164,31 @@ static void install_usr1(void)
     sigaction(SIGUSR1, &sa, NULL);
 }
 
+void cf_lifecycle_first_call(void)
+{
+    if (__atomic_exchange_n(&call_seen, true, __ATOMIC_ACQ_REL)) return;
+    int saved = errno;
+    if (__atomic_load_n(&active, __ATOMIC_ACQUIRE)) arm_usr1();
+    errno = saved;
+}
+
+/* The threads count their own calls (record/thread.c): summed from their blocks
+ * here, never on the hot path. cf_rec.api[] is only the copy a report collects:
+ * read instead, it said 0 before the first report, and every exec of a CUDA
+ * program looked like one of a program without CUDA calls (no exec report). */
+static uint64_t calls_so_far(void)
+{
+    return cf_rec_calls_total();
+}
+
 static void child_after_fork(void)
 {
     owner_pid = getpid();
+    calls_at_fork = calls_so_far();
     cf_report_reset_after_fork();
     /* Threads do not survive fork: the child needs its own reporter. */
-    if (reporter_running) {
-        sem_init(&interim_wanted, 0, 0);
-        start_reporter();
-    }
+    handoff.requested = 0;
+    if (reporter_running) start_reporter();
 }
 
 static bool preload_entry_is_us(const char *entry, size_t len, const char *self)
@@ -178,12 +266,13 @@ __attribute__((constructor)) static void cf_lifecycle_start(void)
     owner_pid = getpid();
     atexit(final_at_exit);
     pthread_atfork(NULL, NULL, child_after_fork);
-    if (cf_opt_bool(CF_OPT_SIGNAL)) install_usr1();
+    start_reporter();
     cf_crash_install();
-    active = true;
+    __atomic_store_n(&active, true, __ATOMIC_RELEASE);
+    /* A report is due even without CUDA calls: so is an interim one. */
+    if (cf_opt_bool(CF_OPT_ALWAYS_REPORT) || __atomic_load_n(&call_seen, __ATOMIC_ACQUIRE))
+        arm_usr1();
 }
-
-typedef void (*exit_fn)(int);
 
 /* _exit is async-signal-safe and programs call it from signal handlers, where the
  * full report (malloc, locks) could deadlock on a lock the interrupted code holds.
@@ -207,32 +296,34 @@ static bool maybe_in_signal_handler(void)
 
 /* In a vfork() child, which shares the parent's memory, writing a report would
  * also mark the parent's as written: only the owner process reports. */
-static void final_before_exit(const char *how)
+void cf_lifecycle_before_exit(const char *how)
 {
     if (!active || getpid() != owner_pid) return;
     if (maybe_in_signal_handler())
         cf_crash_summary(how[1] == 'E' ? "_Exit called in a signal handler"
                                        : "_exit called in a signal handler");
     else
-        cf_report_final(how);
+        final_report("", how);
 }
 
-static _Noreturn void real_exit(const char *name, int status)
+/* A child forked by a CUDA program that execs without a CUDA call of its own
+ * (fork + exec, the usual way to start another program) has only its parent's
+ * figures: a report of them under its pid would be a confusing copy. */
+bool cf_lifecycle_before_exec(void)
 {
-    exit_fn fn = (exit_fn)cf_real_dlsym(RTLD_NEXT, name);
-    if (fn) fn(status);
-    for (;;)
-        syscall(SYS_exit_group, status);
+    if (!active || getpid() != owner_pid || !cf_rec_any_activity()) return false;
+    /* Before the count of calls: it takes a lock that the thread a handler
+     * interrupted may hold. A forked child cannot tell its own calls from its
+     * parent's without it, and says nothing. */
+    if (maybe_in_signal_handler()) {
+        if (calls_at_fork == 0) cf_crash_summary("exec called in a signal handler");
+        return false;
+    }
+    if (calls_so_far() <= calls_at_fork) return false;
+    return final_report("exec", "exec");
 }
 
-CF_EXPORT void _exit(int status)
+void cf_lifecycle_exec_failed(bool reported)
 {
-    final_before_exit("_exit");
-    real_exit("_exit", status);
-}
-
-CF_EXPORT void _Exit(int status)
-{
-    final_before_exit("_Exit");
-    real_exit("_Exit", status);
+    if (reported) cf_report_after_failed_exec();
 }

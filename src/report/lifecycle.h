@@ -2,11 +2,24 @@
 #ifndef CF_REPORT_LIFECYCLE_H
 #define CF_REPORT_LIFECYCLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* LD_PRELOAD without libcudafrag: entries are separated by ':' or ' ' and an entry
  * is ours when its basename starts with "libcudafrag.so" or it equals self (may be
  * NULL). Writes the rest, ':'-separated, to out; -1 if n is too small. */
 int cf_preload_without(const char *preload, const char *self, char *out, size_t n);
+
+/* For the interposers of process exits and execs (hook/lifecycle.c). */
+/* _exit/_Exit (how names it): the final report, or in a signal handler the summary. */
+void cf_lifecycle_before_exit(const char *how);
+/* Before an exec replaces the process image: its final report, when this process
+ * made CUDA calls of its own. True when one was written: pass it on to
+ * cf_lifecycle_exec_failed if the exec returns. */
+bool cf_lifecycle_before_exec(void);
+/* The exec failed and the program goes on: its exit writes the final report. */
+void cf_lifecycle_exec_failed(bool reported);
+/* Called by the hooks until one call got here: the program uses CUDA. */
+void cf_lifecycle_first_call(void);
 
 #endif

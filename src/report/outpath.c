@@ -4,10 +4,12 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 const char *cf_output_rank(void)
@@ -111,17 +113,122 @@ static bool parent_dir_missing(const char *path)
     return stat(dir, &st) != 0;
 }
 
-int cf_output_open(const char *path, char *err, size_t errn)
+static const char *kind_of(mode_t mode)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd >= 0) return fd;
-    int e = errno;
+    if (S_ISLNK(mode)) return "a symbolic link";
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISSOCK(mode)) return "a socket";
+    return "not a regular file";
+}
+
+/* What is at the path now; a path that cannot be looked at is left to the
+ * creation of the temporary file to explain. */
+static int refuse(const char *path, char *err, size_t errn)
+{
     struct stat st;
-    if (e == ELOOP && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+    if (lstat(path, &st) != 0) return 0;
+    if (S_ISLNK(st.st_mode))
         snprintf(err, errn, "refusing to write %s: it is a symbolic link", path);
-    else if (e == ENOENT && parent_dir_missing(path))
+    else if (!S_ISREG(st.st_mode))
+        snprintf(err, errn, "refusing to write %s: it is %s, not a regular file", path,
+                 kind_of(st.st_mode));
+    else if (st.st_nlink > 1)
+        snprintf(err, errn, "refusing to write %s: it has %lu other hard link%s", path,
+                 (unsigned long)st.st_nlink - 1, st.st_nlink > 2 ? "s" : "");
+    else
+        return 0;
+    return -1;
+}
+
+/* "DIR/.NAME.XXXXXX": hidden, and in the same file system as the path, so the
+ * rename is atomic. */
+static int temp_name(const struct cf_outfile *f, char *out, size_t n, unsigned attempt)
+{
+    static const char digits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t r =
+        ((uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)getpid() << 32) ^ attempt;
+    char rnd[7];
+    for (int i = 0; i < 6; i++, r /= 36)
+        rnd[i] = digits[r % 36];
+    rnd[6] = '\0';
+    const char *slash = strrchr(f->path, '/');
+    int dirlen = slash ? (int)(slash - f->path + 1) : 0;
+    int w = snprintf(out, n, "%.*s.%s.%s", dirlen, f->path, f->path + dirlen, rnd);
+    return w > 0 && (size_t)w < n ? 0 : -1;
+}
+
+/* The temporary file being written, if any: reports are written one at a time. */
+static char pending[PATH_MAX];
+static int pending_set;
+
+void cf_output_remove_pending(void)
+{
+    if (__atomic_load_n(&pending_set, __ATOMIC_ACQUIRE)) unlink(pending);
+}
+
+static void set_pending(const char *tmp)
+{
+    __atomic_store_n(&pending_set, 0, __ATOMIC_RELEASE);
+    if (tmp == NULL) return;
+    snprintf(pending, sizeof pending, "%s", tmp);
+    __atomic_store_n(&pending_set, 1, __ATOMIC_RELEASE);
+}
+
+static int open_temp(struct cf_outfile *f)
+{
+    for (unsigned attempt = 0; attempt < 100; attempt++) {
+        if (temp_name(f, f->tmp, sizeof f->tmp, attempt) != 0) return -ENAMETOOLONG;
+        /* O_NONBLOCK: should anything but a new regular file ever be opened, it
+         * must not wait. */
+        f->fd =
+            open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0644);
+        if (f->fd >= 0) {
+            set_pending(f->tmp);
+            return 0;
+        }
+        if (errno != EEXIST) return -errno;
+    }
+    return -EEXIST;
+}
+
+int cf_output_begin(struct cf_outfile *f, const char *path, char *err, size_t errn)
+{
+    f->fd = -1;
+    f->tmp[0] = '\0';
+    if (strlen(path) >= sizeof f->path) {
+        snprintf(err, errn, "cannot create %.200s...: %s", path, strerror(ENAMETOOLONG));
+        return -1;
+    }
+    strcpy(f->path, path);
+    if (refuse(path, err, errn) != 0) return -1;
+    int rc = open_temp(f);
+    if (rc == 0) return 0;
+    if (rc == -ENOENT && parent_dir_missing(path))
         snprintf(err, errn, "cannot create %s: the directory does not exist", path);
     else
-        snprintf(err, errn, "cannot create %s: %s", path, strerror(e));
+        snprintf(err, errn, "cannot create %s: %s", path, strerror(-rc));
     return -1;
+}
+
+int cf_output_commit(struct cf_outfile *f)
+{
+    int rc = close(f->fd) == 0 ? 0 : -errno;
+    f->fd = -1;
+    if (rc == 0 && rename(f->tmp, f->path) != 0) rc = -errno;
+    if (rc != 0) unlink(f->tmp);
+    set_pending(NULL);
+    return rc;
+}
+
+void cf_output_abort(struct cf_outfile *f)
+{
+    if (f->fd >= 0) close(f->fd);
+    f->fd = -1;
+    unlink(f->tmp);
+    set_pending(NULL);
 }

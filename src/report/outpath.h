@@ -2,6 +2,7 @@
 #ifndef CF_REPORT_OUTPATH_H
 #define CF_REPORT_OUTPATH_H
 
+#include <limits.h>
 #include <stddef.h>
 
 /* The rank of this process from RANK, OMPI_COMM_WORLD_RANK or SLURM_PROCID (the
@@ -15,8 +16,25 @@ const char *cf_output_rank(void);
 int cf_output_expand(const char *pattern, const char *suffix, char *out, size_t n, char *err,
                      size_t errn);
 
-/* Creates (truncating) a report file, never following a symbolic link at path.
- * Returns the descriptor or -1 with a message in err saying why. */
-int cf_output_open(const char *path, char *err, size_t errn);
+/* A report file is written to a new temporary file in its directory, then renamed
+ * over the path: an existing file is replaced, never written through, and a write
+ * that fails (full disk) leaves nothing behind. */
+struct cf_outfile {
+    int fd; /* the temporary file */
+    char path[PATH_MAX], tmp[PATH_MAX];
+};
+/* Refuses a path that holds anything but a regular file without other hard links:
+ * a symbolic link or a hard link (writing would change someone else's file), a
+ * FIFO (opening it could wait forever for a reader), a directory, a device.
+ * Returns 0 with f ready to write, or -1 with a message in err saying why. */
+int cf_output_begin(struct cf_outfile *f, const char *path, char *err, size_t errn);
+/* Closes the temporary file and renames it over the path: 0, or -errno after
+ * removing it. */
+int cf_output_commit(struct cf_outfile *f);
+/* Closes and removes the temporary file. */
+void cf_output_abort(struct cf_outfile *f);
+/* Removes the temporary file of a write still in progress (in another thread
+ * that will not finish it: the process is ending). */
+void cf_output_remove_pending(void);
 
 #endif

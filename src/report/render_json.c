@@ -37,6 +37,16 @@ static void k_u64(struct json *j, const char *k, uint64_t v)
     cf_buf_printf(j->b, "%" PRIu64, v);
 }
 
+/* A count that a partial report or a failed model does not know: null. */
+static void k_known(struct json *j, const char *k, uint64_t v, bool known)
+{
+    key(j, k);
+    if (known)
+        cf_buf_printf(j->b, "%" PRIu64, v);
+    else
+        cf_buf_puts(j->b, "null");
+}
+
 static void k_int(struct json *j, const char *k, long long v)
 {
     key(j, k);
@@ -200,6 +210,10 @@ static void header(struct json *j, const struct cf_snap *s)
     k_str(j, "cudafrag_version", CUDAFRAG_VERSION);
     k_str(j, "kind", s->interim ? "interim" : "final");
     k_str(j, "reason", s->reason ? s->reason : "exit");
+    char what[256];
+    cf_snap_describe_missing(s, what, sizeof what);
+    k_bool(j, "partial", s->missing != 0);
+    k_str(j, "partial_reason", s->missing ? what : NULL);
     open_obj(j, "program");
     k_str(j, "name", s->program);
     k_int(j, "pid", s->pid);
@@ -274,8 +288,8 @@ static void summary(struct json *j, const struct cf_snap *s)
     k_u64(j, "peak_live_bytes", s->total_peak_live);
     k_u64(j, "peak_footprint_bytes", s->total_peak_footprint);
     k_num(j, "fragmentation", s->headline_frag);
-    k_u64(j, "live_at_report_bytes", s->leaked_bytes);
-    k_u64(j, "live_at_report_count", s->leaked_count);
+    k_known(j, "live_at_report_bytes", s->leaked_bytes, !(s->missing & CF_SNAP_NO_LIVE));
+    k_known(j, "live_at_report_count", s->leaked_count, !(s->missing & CF_SNAP_NO_LIVE));
     k_u64(j, "distinct_sizes", s->rec.distinct_sizes);
     k_bool(j, "distinct_sizes_capped", s->rec.distinct_sizes_capped);
     k_u64(j, "host_live_bytes", s->rec.host.live_bytes);
@@ -334,7 +348,7 @@ static void hist(struct json *j, const char *k, const struct cf_hist *h, bool wi
 
 static void sites(struct json *j, const struct cf_snap *s)
 {
-    k_u64(j, "site_count", s->nsites);
+    k_known(j, "site_count", s->nsites, !(s->missing & CF_SNAP_NO_SITES));
     open_arr(j, "top_sites_by_peak");
     for (unsigned i = 0; i < s->nsites && i < s->top; i++)
         site_stats(j, s, s->by_peak[i]);
@@ -457,28 +471,34 @@ static void marks(struct json *j, const struct cf_snap *s)
     k_u64(j, "marks_dropped", s->rec.marks_dropped);
 }
 
+/* A model that failed gives no figure: its byte counts and ratios are null. */
 static void arena_obj(struct json *j, const char *k, const struct cf_arena_stats *a)
 {
+    char why[256];
+    cf_render_arena_failure(a, why, sizeof why);
+    bool ok = why[0] == '\0', read = !a->locked_out;
     open_obj(j, k);
     k_bool(j, "active", a->active);
     k_bool(j, "vmm", a->vmm);
-    k_u64(j, "peak_live_bytes", a->peak_live);
-    k_u64(j, "peak_reserved_bytes", a->peak_reserved);
-    k_u64(j, "peak_mapped_bytes", a->peak_mapped);
-    k_u64(j, "live_bytes", a->live_now);
-    k_u64(j, "reserved_bytes", a->reserved_now);
-    k_u64(j, "mapped_bytes", a->mapped_now);
-    k_u64(j, "granules_mapped", a->granules_mapped);
-    k_u64(j, "granules_unmapped", a->granules_unmapped);
-    k_u64(j, "driver_calls", a->driver_calls);
-    k_u64(j, "allocs_served", a->allocs_served);
-    k_u64(j, "frees_served", a->frees_served);
-    k_num(j, "alloc_time_s", (double)a->ns_in_alloc / 1e9);
-    k_num(j, "free_time_s", (double)a->ns_in_free / 1e9);
+    k_bool(j, "failed", !ok);
+    k_str(j, "failure", ok ? NULL : why);
+    k_known(j, "peak_live_bytes", a->peak_live, ok);
+    k_known(j, "peak_reserved_bytes", a->peak_reserved, ok);
+    k_known(j, "peak_mapped_bytes", a->peak_mapped, ok);
+    k_known(j, "live_bytes", a->live_now, ok);
+    k_known(j, "reserved_bytes", a->reserved_now, ok);
+    k_known(j, "mapped_bytes", a->mapped_now, ok);
+    k_known(j, "granules_mapped", a->granules_mapped, ok);
+    k_known(j, "granules_unmapped", a->granules_unmapped, ok);
+    k_known(j, "driver_calls", a->driver_calls, ok);
+    k_known(j, "allocs_served", a->allocs_served, read);
+    k_known(j, "frees_served", a->frees_served, read);
+    k_num(j, "alloc_time_s", read ? (double)a->ns_in_alloc / 1e9 : NAN);
+    k_num(j, "free_time_s", read ? (double)a->ns_in_free / 1e9 : NAN);
     k_num(j, "fragmentation_at_peak",
-          a->peak_mapped ? 1.0 - (double)a->peak_live / (double)a->peak_mapped : NAN);
-    k_num(j, "external_fragmentation_at_peak", a->ext_frag_at_peak);
-    k_u64(j, "ooms", a->ooms);
+          ok && a->peak_mapped ? 1.0 - (double)a->peak_live / (double)a->peak_mapped : NAN);
+    k_num(j, "external_fragmentation_at_peak", ok ? a->ext_frag_at_peak : NAN);
+    k_known(j, "ooms", a->ooms, read);
     close_obj(j);
 }
 

@@ -3,6 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "arena/shadow.h"
 #include "report/format.h"
 #include "report/outpath.h"
 #include "report/render.h"
@@ -37,6 +38,11 @@ static void header(const struct cf_snap *s, struct cf_buf *o)
             cf_buf_printf(o, " %d", s->devs[i].device);
     }
     cf_buf_puts(o, "\n");
+    if (s->missing) {
+        char what[256];
+        cf_snap_describe_missing(s, what, sizeof what);
+        cf_buf_printf(o, "note: partial report: %s\n", what);
+    }
 }
 
 static double secs_since_start(const struct cf_snap *s, uint64_t t)
@@ -84,8 +90,12 @@ static void summary(const struct cf_snap *s, struct cf_buf *o)
     else
         cf_buf_printf(o, "fragmentation 1 - peak live / peak footprint = %.1f%%\n",
                       pct(s->headline_frag));
-    cf_buf_printf(o, "%s: %llu allocations, %s\n", s->interim ? "live now" : "leaks at exit",
-                  (unsigned long long)s->leaked_count, B(s->leaked_bytes));
+    if (s->missing & CF_SNAP_NO_LIVE)
+        cf_buf_printf(o, "%s: unknown (partial report)\n",
+                      s->interim ? "live now" : "leaks at exit");
+    else
+        cf_buf_printf(o, "%s: %llu allocations, %s\n", s->interim ? "live now" : "leaks at exit",
+                      (unsigned long long)s->leaked_count, B(s->leaked_bytes));
     if (s->rec.host.seen || s->rec.host.peak_live_bytes)
         cf_buf_printf(o, "pinned/registered host memory: peak live %s, live now %s\n",
                       B(s->rec.host.peak_live_bytes), B(s->rec.host.live_bytes));
@@ -198,6 +208,10 @@ static bool same_order(const struct cf_snap *s)
 
 static void sites(const struct cf_snap *s, struct cf_buf *o)
 {
+    if (s->missing & CF_SNAP_NO_SITES) {
+        cf_buf_puts(o, "\n-- call sites: unknown (partial report) --\n");
+        return;
+    }
     cf_buf_printf(o, "\n-- top call sites by peak live bytes (%u sites) --\n", s->nsites);
     for (unsigned i = 0; i < s->nsites && i < s->top; i++)
         site_row(s, s->by_peak[i], o);
@@ -209,6 +223,11 @@ static void sites(const struct cf_snap *s, struct cf_buf *o)
 
 static void leaks(const struct cf_snap *s, struct cf_buf *o)
 {
+    if (s->missing & CF_SNAP_NO_LIVE) {
+        cf_buf_printf(o, "\n-- %s: unknown (partial report) --\n",
+                      s->interim ? "live allocations" : "leaks at exit");
+        return;
+    }
     cf_buf_printf(o, "\n-- %s (%llu allocations, %s) --\n",
                   s->interim ? "live allocations" : "leaks at exit",
                   (unsigned long long)s->leaked_count, B(s->leaked_bytes));
@@ -315,29 +334,74 @@ static void ooms(const struct cf_snap *s, struct cf_buf *o)
     }
 }
 
+void cf_render_arena_failure(const struct cf_arena_stats *a, char *out, size_t n)
+{
+    char r[32], max[32];
+    cf_fmt_bytes(a->peak_reserved, r, sizeof r);
+    cf_fmt_bytes(CF_SHADOW_MAX_RESERVE, max, sizeof max);
+    out[0] = '\0';
+    if (a->locked_out)
+        snprintf(out, n, "not read: its lock was still held at the report (partial report)");
+    else if (!cf_shadow_failed(a))
+        return;
+    else if (a->broken && a->peak_reserved > CF_SHADOW_MAX_RESERVE)
+        snprintf(out, n,
+                 "a range of %s (CUDAFRAG_ARENA_RESERVE) is more than it can model (%s at most)", r,
+                 max);
+    else if (a->broken)
+        snprintf(out, n,
+                 "its tables for a range of %s (CUDAFRAG_ARENA_RESERVE) could not be allocated", r);
+    else
+        snprintf(out, n,
+                 "%llu of %llu allocations did not fit in its range of %s (CUDAFRAG_ARENA_RESERVE)",
+                 (unsigned long long)a->ooms, (unsigned long long)(a->ooms + a->allocs_served), r);
+}
+
+/* An arena that could not serve an allocation passed it to CUDA: its figures
+ * then describe only part of the run. */
+static void arena_served(const struct cf_arena_stats *a, struct cf_buf *o)
+{
+    if (a->locked_out) {
+        char why[256];
+        cf_render_arena_failure(a, why, sizeof why);
+        cf_buf_printf(o, "  arena: %s\n", why);
+        return;
+    }
+    double frag = a->peak_mapped ? 1.0 - (double)a->peak_live / (double)a->peak_mapped : NAN;
+    cf_buf_printf(o, "  arena (%s): peak live %s, peak reserved %s, peak mapped %s\n",
+                  a->vmm ? "VMM" : "cuMemAlloc chunks", B(a->peak_live), B(a->peak_reserved),
+                  B(a->peak_mapped));
+    cf_buf_printf(o,
+                  "  fragmentation at peak 1 - live/mapped %.1f%%, external 1 - largest free / "
+                  "total free %.1f%%\n",
+                  pct(frag), pct(a->ext_frag_at_peak));
+    uint64_t served = a->allocs_served + a->frees_served;
+    cf_buf_printf(o,
+                  "  %llu allocations and %llu frees served with %llu driver calls (%llu "
+                  "avoided); time in alloc %s, free %s; arena OOMs %llu\n",
+                  (unsigned long long)a->allocs_served, (unsigned long long)a->frees_served,
+                  (unsigned long long)a->driver_calls,
+                  (unsigned long long)(served > a->driver_calls ? served - a->driver_calls : 0),
+                  T((double)a->ns_in_alloc / 1e9), T((double)a->ns_in_free / 1e9),
+                  (unsigned long long)a->ooms);
+    if (a->ooms)
+        cf_buf_printf(o,
+                      "  %llu allocations did not fit in the arena and went to CUDA directly; the "
+                      "figures above cover only the %llu it served\n",
+                      (unsigned long long)a->ooms, (unsigned long long)a->allocs_served);
+}
+
 static void arena(const struct cf_snap *s, struct cf_buf *o)
 {
     const struct cf_arena_stats *a = &s->arena, *sh = &s->shadow;
     if (!a->active && !sh->shadow) return;
     cf_buf_puts(o, "\n-- arena vs native --\n");
     if (a->active) {
-        double frag = a->peak_mapped ? 1.0 - (double)a->peak_live / (double)a->peak_mapped : NAN;
-        cf_buf_printf(o, "  arena (%s): peak live %s, peak reserved %s, peak mapped %s\n",
-                      a->vmm ? "VMM" : "cuMemAlloc chunks", B(a->peak_live), B(a->peak_reserved),
-                      B(a->peak_mapped));
-        cf_buf_printf(o,
-                      "  fragmentation at peak 1 - live/mapped %.1f%%, external 1 - largest free / "
-                      "total free %.1f%%\n",
-                      pct(frag), pct(a->ext_frag_at_peak));
-        uint64_t served = a->allocs_served + a->frees_served;
-        cf_buf_printf(o,
-                      "  %llu allocations and %llu frees served with %llu driver calls (%llu "
-                      "avoided); time in alloc %s, free %s; arena OOMs %llu\n",
-                      (unsigned long long)a->allocs_served, (unsigned long long)a->frees_served,
-                      (unsigned long long)a->driver_calls,
-                      (unsigned long long)(served > a->driver_calls ? served - a->driver_calls : 0),
-                      T((double)a->ns_in_alloc / 1e9), T((double)a->ns_in_free / 1e9),
-                      (unsigned long long)a->ooms);
+        arena_served(a, o);
+    } else if (cf_shadow_failed(sh)) {
+        char why[256];
+        cf_render_arena_failure(sh, why, sizeof why);
+        cf_buf_printf(o, "  shadow arena model failed: %s; no estimate\n", why);
     } else if (sh->peak_mapped == 0) {
         cf_buf_puts(o, "  shadow arena model: no device allocation to replay\n");
     } else {

@@ -12,6 +12,7 @@
 
 #include "config/config.h"
 #include "record/record.h"
+#include "report/crash.h"
 #include "report/outpath.h"
 #include "report/render.h"
 #include "report/snapshot.h"
@@ -20,7 +21,22 @@
 
 static pthread_mutex_t report_mutex = PTHREAD_MUTEX_INITIALIZER;
 static int final_written;
+static int final_pending; /* interim reports not yet started are dropped */
 static unsigned interim_seq;
+/* Holds report_mutex: a signal handler that calls exit() may have interrupted it. */
+static __thread bool writing_report __attribute__((tls_model("initial-exec")));
+
+static void lock_reports(void)
+{
+    pthread_mutex_lock(&report_mutex);
+    writing_report = true;
+}
+
+static void unlock_reports(void)
+{
+    writing_report = false;
+    pthread_mutex_unlock(&report_mutex);
+}
 
 /* What went wrong with the outputs, collected so it is said once. */
 struct notes {
@@ -50,20 +66,19 @@ static int write_file(const char *pattern, const char *suffix, const struct cf_b
         note(notes, msg);
         return -1;
     }
-    int fd = cf_output_open(path, err, sizeof err);
-    if (fd < 0) {
+    struct cf_outfile f;
+    if (cf_output_begin(&f, path, err, sizeof err) != 0) {
         snprintf(msg, sizeof msg, "%s; %s lost", err, what);
         note(notes, msg);
         return -1;
     }
-    int rc = cf_write_all(fd, content->data, content->len);
-    if (rc == 0 && close(fd) != 0)
-        rc = -errno;
-    else if (rc != 0)
-        close(fd);
+    int rc = cf_write_all(f.fd, content->data, content->len);
+    if (rc == 0)
+        rc = cf_output_commit(&f);
+    else
+        cf_output_abort(&f);
     if (rc != 0) {
-        snprintf(msg, sizeof msg, "writing %s failed (%s); %s is incomplete", path, strerror(-rc),
-                 what);
+        snprintf(msg, sizeof msg, "writing %s failed (%s); %s lost", path, strerror(-rc), what);
         note(notes, msg);
         return -1;
     }
@@ -107,19 +122,22 @@ static void release_write_signals(const struct held_signals *h)
     pthread_sigmask(SIG_SETMASK, &h->old_mask, NULL);
 }
 
-int cf_report_write(const char *pattern, bool to_stderr, bool json, unsigned seq,
-                    const char *reason)
+/* tag: "" for the final report, "N" for the Nth interim one, "exec" for the
+ * report of an image that execs another: it goes before the extension. */
+static int report_write(const char *pattern, bool to_stderr, bool json, const char *tag,
+                        const char *reason)
 {
     struct cf_buf text = {0}, js = {0};
     struct notes notes = {.len = 0};
     char written[2 * PATH_MAX + 8] = "", txt_suffix[32], json_suffix[32];
     int requested = 0, ok = 0;
+    bool interim = tag[0] >= '0' && tag[0] <= '9';
 
     /* On the heap: the snapshot holds a copy of the record, too big for the stack
      * of whichever thread happens to call _exit. */
     struct cf_snap *snap = calloc(1, sizeof *snap);
     unsigned top = (unsigned)cf_opt_int(CF_OPT_TOP);
-    if (snap == NULL || cf_snap_take(snap, seq != 0, reason, top) != 0) {
+    if (snap == NULL || cf_snap_take(snap, interim, reason, top) != 0) {
         cf_log("out of memory while collecting the report; no report written");
         if (snap) cf_snap_free(snap);
         free(snap);
@@ -130,13 +148,8 @@ int cf_report_write(const char *pattern, bool to_stderr, bool json, unsigned seq
     struct held_signals held;
     hold_write_signals(&held);
     if (pattern && *pattern) {
-        if (seq) {
-            snprintf(txt_suffix, sizeof txt_suffix, ".%u.txt", seq);
-            snprintf(json_suffix, sizeof json_suffix, ".%u.json", seq);
-        } else {
-            strcpy(txt_suffix, ".txt");
-            strcpy(json_suffix, ".json");
-        }
+        snprintf(txt_suffix, sizeof txt_suffix, "%s%s.txt", tag[0] ? "." : "", tag);
+        snprintf(json_suffix, sizeof json_suffix, "%s%s.json", tag[0] ? "." : "", tag);
         requested++;
         ok += write_file(pattern, txt_suffix, &text, "the text report", &notes, written,
                          sizeof written) == 0;
@@ -163,10 +176,18 @@ int cf_report_write(const char *pattern, bool to_stderr, bool json, unsigned seq
     return requested == 0 || ok > 0 ? 0 : -1;
 }
 
-static int write_configured(unsigned seq, const char *reason)
+int cf_report_write(const char *pattern, bool to_stderr, bool json, unsigned seq,
+                    const char *reason)
 {
-    return cf_report_write(cf_opt_str(CF_OPT_OUTPUT), cf_opt_bool(CF_OPT_STDERR),
-                           cf_opt_bool(CF_OPT_JSON), seq, reason);
+    char tag[16] = "";
+    if (seq) snprintf(tag, sizeof tag, "%u", seq);
+    return report_write(pattern, to_stderr, json, tag, reason);
+}
+
+static int write_configured(const char *tag, const char *reason)
+{
+    return report_write(cf_opt_str(CF_OPT_OUTPUT), cf_opt_bool(CF_OPT_STDERR),
+                        cf_opt_bool(CF_OPT_JSON), tag, reason);
 }
 
 static bool worth_reporting(void)
@@ -175,21 +196,66 @@ static bool worth_reporting(void)
            (cf_rec_any_activity() || cf_opt_bool(CF_OPT_ALWAYS_REPORT));
 }
 
+bool cf_report_claim_final(void)
+{
+    return !__atomic_exchange_n(&final_written, 1, __ATOMIC_ACQ_REL);
+}
+
+bool cf_report_due(void)
+{
+    return worth_reporting();
+}
+
+/* A thread that exit() interrupted while it wrote a report would wait for itself:
+ * it leaves the totals only. Another thread's report comes to an end (its waits
+ * are bounded) and is the last interim one. */
+void cf_report_write_final(const char *tag, const char *reason, bool for_interrupted)
+{
+    if (writing_report) {
+        cf_crash_summary("final report not written: the process ended while this thread was "
+                         "writing a report");
+        return;
+    }
+    __atomic_store_n(&final_pending, 1, __ATOMIC_RELEASE);
+    lock_reports();
+    cf_snap_for_interrupted = for_interrupted;
+    write_configured(tag, reason);
+    cf_snap_for_interrupted = false;
+    unlock_reports();
+}
+
 void cf_report_final(const char *reason)
 {
-    if (__atomic_exchange_n(&final_written, 1, __ATOMIC_ACQ_REL)) return;
-    if (!worth_reporting()) return;
-    pthread_mutex_lock(&report_mutex);
-    write_configured(0, reason);
-    pthread_mutex_unlock(&report_mutex);
+    if (cf_report_claim_final() && worth_reporting()) cf_report_write_final("", reason, false);
+}
+
+bool cf_report_writing_here(void)
+{
+    return writing_report;
+}
+
+void cf_report_abandon(void)
+{
+    cf_output_remove_pending();
+}
+
+void cf_report_after_failed_exec(void)
+{
+    __atomic_store_n(&final_pending, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&final_written, 0, __ATOMIC_RELEASE);
 }
 
 int cf_report_interim(const char *reason)
 {
-    if (!cf_opt_bool(CF_OPT_ENABLE)) return -1;
-    pthread_mutex_lock(&report_mutex);
-    int rc = write_configured(++interim_seq, reason);
-    pthread_mutex_unlock(&report_mutex);
+    if (!cf_opt_bool(CF_OPT_ENABLE) || writing_report) return -1;
+    lock_reports();
+    int rc = -1;
+    if (!__atomic_load_n(&final_pending, __ATOMIC_ACQUIRE)) {
+        char tag[16];
+        snprintf(tag, sizeof tag, "%u", ++interim_seq);
+        rc = write_configured(tag, reason);
+    }
+    unlock_reports();
     return rc;
 }
 
@@ -200,5 +266,6 @@ void cf_report_reset_after_fork(void)
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     memcpy(&report_mutex, &fresh, sizeof fresh);
     __atomic_store_n(&final_written, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&final_pending, 0, __ATOMIC_RELEASE);
     interim_seq = 0;
 }

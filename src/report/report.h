@@ -13,6 +13,20 @@ void cf_report_final(const char *reason);
  * (N = 1, 2, ...) so the final report does not overwrite them. Returns 0, or -1
  * when no output could be written. */
 int cf_report_interim(const char *reason);
+/* The final report in parts, for the process lifecycle: claim it (false: already
+ * claimed), see whether one is due, write it. tag: "" (PATTERN.txt), or "exec"
+ * before an exec replaces the process image (PATTERN.exec.txt: the new image keeps
+ * the pid and may write its own under the plain name). for_interrupted: written
+ * for a thread that may hold any lock, the driver's included (see snapshot.h). */
+bool cf_report_claim_final(void);
+bool cf_report_due(void);
+void cf_report_write_final(const char *tag, const char *reason, bool for_interrupted);
+/* The exec returned: the program goes on, and its exit writes the final report. */
+void cf_report_after_failed_exec(void);
+/* True in a thread that is writing a report (one a signal handler interrupted). */
+bool cf_report_writing_here(void);
+/* The final report is given up while being written: removes its unfinished file. */
+void cf_report_abandon(void);
 
 /* One report to explicit outputs. pattern is CUDAFRAG_OUTPUT-style ("" = no
  * files); seq 0 is the final report, N the Nth interim one. Problems with the

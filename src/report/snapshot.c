@@ -4,6 +4,7 @@
 #include "record/read.h"
 #include "report/outpath.h"
 #include "report/trace_out.h"
+#include "base/lockwait.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -166,9 +167,10 @@ int cf_snap_take(struct cf_snap *s, bool interim, const char *reason, unsigned t
     s->top = top;
     s->blocks = cf_opt_str(CF_OPT_BLOCKS);
     cf_snap_identity(s);
-    if (!cf_rec_replaying) s->driver_unusable = !cf_rec_sample_final();
+    struct timespec deadline = cf_deadline_after_ms(CF_SNAP_LOCK_WAIT_MS);
+    if (!cf_rec_replaying) cf_snap_sample_final(s, &deadline);
     struct cf_rec_read r;
-    if (cf_rec_read(&r) != 0) return -1;
+    if (cf_rec_read_until(&r, &deadline) != 0) return -1;
     s->now_ns = cf_rec_replaying ? cf_snap_replay_end_ns : r.now_ns;
     s->rec = r.rec;
     s->sites = r.sites;
@@ -179,9 +181,11 @@ int cf_snap_take(struct cf_snap *s, bool interim, const char *reason, unsigned t
     s->nleaks = r.nlive;
     s->leaked_bytes = r.live_bytes;
     s->leaked_count = r.live_count;
+    cf_snap_leave_out(s, r.held);
 
     s->duration_s = s->now_ns > s->rec.start_ns ? (double)(s->now_ns - s->rec.start_ns) / 1e9 : 0;
-    cf_arena_get_stats(&s->arena, &s->shadow);
+    cf_arena_get_stats_until(&s->arena, &s->shadow, &deadline);
+    if (s->arena.locked_out || s->shadow.locked_out) s->missing |= CF_SNAP_NO_ARENA;
     if (cf_rec_replaying) s->arena = cf_snap_replay_arena;
     if (!interim && !cf_rec_replaying) cf_report_trace_end(s);
     derive_devices(s);

@@ -1,4 +1,4 @@
-/* A private copy of the record taken under cf_rec_lock_all(), so the slow parts of
+/* A private copy of the record taken under the record locks, so the slow parts of
  * the report (symbol lookup, formatting, file writes) run without
  * blocking the application's allocation calls. */
 #ifndef CF_REPORT_SNAPSHOT_H
@@ -25,12 +25,33 @@ struct cf_dev_view {
     double internal_waste;              /* (granted - requested) / requested at peak */
 };
 
+/* What a partial report left out (cf_snap.missing). The final report may run in
+ * a thread that a signal interrupted inside cudafrag (exit() from a handler):
+ * whatever that thread had locked is not read consistently, and a lock is waited
+ * for at most CF_SNAP_LOCK_WAIT_MS in all. */
+enum {
+    CF_SNAP_NO_SITES = 1,           /* call sites, and the leaks (grouped by site) */
+    CF_SNAP_NO_LIVE = 2,            /* the allocations live at the report */
+    CF_SNAP_NO_POOLS = 4,           /* memory pools */
+    CF_SNAP_NO_EVENTS = 8,          /* OOM events, marks, graph pool high water */
+    CF_SNAP_UNSETTLED_DEVICES = 16, /* device figures read while one event was applied */
+    CF_SNAP_NO_FINAL_SAMPLE = 32,   /* the driver was not asked once more at the end */
+    CF_SNAP_NO_ARENA = 64,          /* the arena's or its model's figures */
+    CF_SNAP_STALE_COUNTERS = 128,   /* the threads' counters as last collected */
+};
+#define CF_SNAP_LOCK_WAIT_MS 1000
+/* Set while a report is written for a thread that a signal interrupted, maybe
+ * inside the driver: the driver is not asked for a last sample, nor is the trace
+ * ended (both take locks that thread may hold). */
+extern bool cf_snap_for_interrupted;
+
 struct cf_snap {
     bool interim;
     bool replayed; /* from a trace, by the `cudafrag report` command */
     char program[512], rank[64], host[128];
     long pid;
     const char *reason;
+    unsigned missing;   /* CF_SNAP_NO_*; 0 in a complete report */
     const char *blocks; /* CUDAFRAG_BLOCKS: the framework switches of `run --blocks` */
     uint64_t now_ns;
     double duration_s;
@@ -73,6 +94,16 @@ extern struct cf_snap_who {
  * computes the findings. Returns 0, or -1 when memory ran out. */
 int cf_snap_take(struct cf_snap *s, bool interim, const char *reason, unsigned top);
 void cf_snap_free(struct cf_snap *s);
+
+/* ---- partial.c ---- */
+/* The final footprint sample, unless the driver or the locks it needs may be held
+ * by the calling thread (the report runs inside a hook) or another one. */
+void cf_snap_sample_final(struct cf_snap *s, const struct timespec *deadline);
+/* After copying under the CF_REC_HELD_* locks held: forgets what was read without
+ * its lock and notes in s->missing what is not there. */
+void cf_snap_leave_out(struct cf_snap *s, unsigned held);
+/* "call sites, memory pools" for s->missing, into out. */
+void cf_snap_describe_missing(const struct cf_snap *s, char *out, size_t n);
 
 /* "function (module+0x1f2c) file.c:42" (Python: "function (python) file.py:42")
  * for the frame a site is shown at. */

@@ -1,5 +1,5 @@
 /* A growing text buffer for rendering the report. The report is rendered at exit
- * or from the interim-report thread, never in a signal handler, so it may malloc.
+ * or from the reporting thread, never in a signal handler, so it may malloc.
  * An allocation failure is sticky (failed) and later appends are dropped, so a
  * renderer never has to check every call. */
 #ifndef CF_REPORT_STRBUF_H

@@ -20,8 +20,9 @@ export CUDAFRAG_STDERR=0 LD_PRELOAD="$lib"
 
 # run PATTERN: runs APP with that output pattern; checks its status and output.
 run() {
-    CUDAFRAG_OUTPUT="$1" "$app" >"$dir/out" 2>"$dir/err"
+    CUDAFRAG_OUTPUT="$1" timeout -k 5 20 "$app" >"$dir/out" 2>"$dir/err"
     rc=$?
+    [ $rc -ne 124 ] && [ $rc -ne 137 ] || fail "hung (killed by timeout)"
     [ $rc -eq 3 ] || fail "status $rc, want 3"
     [ "$(cat "$dir/out")" = "app output 42" ] || fail "stdout changed"
     grep -qx "app stderr line" "$dir/err" || fail "the program's stderr line is gone"
@@ -72,8 +73,41 @@ enospc)
         { echo "cannot mount a small tmpfs" >&2; exit 77; }
     mnt=$dir/small
     run "$dir/small/r"
-    grep -q "^cudafrag: writing $dir/small/r\.\(txt\|json\) failed (No space left on device); the \(text\|JSON\) report is incomplete$" \
-        "$dir/err" || fail "no note about the full disk";;
+    grep -q "^cudafrag: writing $dir/small/r\.\(txt\|json\) failed (No space left on device); the \(text\|JSON\) report lost$" \
+        "$dir/err" || fail "no note about the full disk"
+    # Nothing half-written is left behind: no empty or cut-short report, no
+    # temporary file.
+    left=$(ls -A "$dir/small")
+    for f in $left; do
+        grep -q "^==== end of cudafrag report ====$" "$dir/small/$f" 2>/dev/null ||
+            { [ "${f%.json}" != "$f" ] && jq -e . "$dir/small/$f" >/dev/null 2>&1; } ||
+            fail "left behind: $f ($(wc -c <"$dir/small/$f") bytes)"
+    done;;
+fifo)
+    # A FIFO at the report path: nobody reads it, so opening it for writing
+    # would wait forever (and the program's buffered stdout would be lost).
+    mkfifo "$dir/r.txt" || exit 1
+    run "$dir/r"
+    lost text "refusing to write $dir/r.txt: it is a FIFO, not a regular file"
+    [ -p "$dir/r.txt" ] || fail "the FIFO was replaced"
+    [ -s "$dir/r.json" ] || fail "the JSON report, which had no FIFO in its way, is missing";;
+hardlink)
+    # A hard link to someone's file at the report path: writing it would
+    # overwrite that file.
+    echo "precious" >"$dir/victim"
+    ln "$dir/victim" "$dir/r.txt" || exit 1
+    run "$dir/r"
+    [ "$(cat "$dir/victim")" = precious ] || fail "the linked file was overwritten"
+    lost text "refusing to write $dir/r.txt: it has 1 other hard link"
+    [ -s "$dir/r.json" ] || fail "the JSON report, which had no link in its way, is missing";;
+replace)
+    # An old report at the path is replaced by the new one, whole.
+    printf 'old report, longer than nothing\n' >"$dir/r.txt"
+    run "$dir/r"
+    grep -q "^==== end of cudafrag report ====$" "$dir/r.txt" || fail "the new report is not there"
+    grep -q "old report" "$dir/r.txt" && fail "the old report is still there"
+    [ "$(ls -A "$dir" | grep -vc '^\(r\.txt\|r\.json\|out\|err\)$')" -eq 0 ] ||
+        fail "files left behind: $(ls -A "$dir")";;
 fsize)
     # A file size limit: the write must fail with EFBIG, not kill the program
     # with SIGXFSZ (whose default action ends it).

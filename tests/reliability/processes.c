@@ -9,18 +9,30 @@
  *   child      allocate CHILD_BYTES and leave them live
  *   late       load libcudart with dlopen from a thread, after main started and
  *              other threads ran, and allocate through it
+ *   exec-FN    allocate EXEC_BYTES (left live), then replace the process image
+ *              with "PROG child" through the exec function FN
+ *   exec-fail  allocate EXEC_BYTES, call execv on a path that does not exist,
+ *              then go on and exit normally
+ *   vfork-exec allocate EXEC_BYTES, then vfork a child that execs "PROG child"
+ *   fork-exec  the same with fork: the child makes no CUDA call before exec
+ *   _Fork-exit allocate EXEC_BYTES, then _Fork (no fork handlers run) a child
+ *              that calls exit()
  * The program is not linked against libcudart: every mode that needs it loads it
  * itself, so "late" sees the runtime arrive for the first time. */
 #include "intercept/intercept.h"
 
 #include <cuda_runtime_api.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #define CHILD_BYTES 777777
+#define EXEC_BYTES  555555
 
 extern char **environ;
 
@@ -166,6 +178,82 @@ static int late(void)
     return 0;
 }
 
+/* The program's own directory is not on PATH: the p variants get a PATH with it. */
+static void path_to_self(const char *self)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", self);
+    char *slash = strrchr(dir, '/');
+    CHECK(slash != NULL);
+    *slash = '\0';
+    CHECK_EQ(setenv("PATH", dir, 1), 0);
+}
+
+static void exec_with(const char *fn, const char *self)
+{
+    char *const argv[] = {(char *)self, "child", NULL};
+    const char *base = strrchr(self, '/') + 1;
+    if (strcmp(fn, "execve") == 0) execve(self, argv, environ);
+    if (strcmp(fn, "execv") == 0) execv(self, argv);
+    if (strcmp(fn, "execl") == 0) execl(self, self, "child", (char *)NULL);
+    if (strcmp(fn, "execle") == 0) execle(self, self, "child", (char *)NULL, environ);
+    if (strcmp(fn, "fexecve") == 0) {
+        int fd = open(self, O_RDONLY | O_CLOEXEC);
+        CHECK(fd >= 0);
+        fexecve(fd, argv, environ);
+    }
+    path_to_self(self);
+    if (strcmp(fn, "execvp") == 0) execvp(base, argv);
+    if (strcmp(fn, "execvpe") == 0) execvpe(base, argv, environ);
+    if (strcmp(fn, "execlp") == 0) execlp(base, base, "child", (char *)NULL);
+    fprintf(stderr, "%s failed or unknown: %s\n", fn, strerror(errno));
+    exit(1);
+}
+
+static void allocate_before_exec(void)
+{
+    void *p;
+    CHECK_CU(rt_malloc(&p, EXEC_BYTES));
+}
+
+static int exec_fails(void)
+{
+    allocate_before_exec();
+    char *const argv[] = {"/nonexistent/cudafrag-test", NULL};
+    CHECK_EQ(execv(argv[0], argv), -1);
+    CHECK_EQ(errno, ENOENT);
+    return 0;
+}
+
+static int exec_in_child(const char *self, bool use_vfork)
+{
+    allocate_before_exec();
+    char *const argv[] = {(char *)self, "child", NULL};
+    pid_t pid = use_vfork ? vfork() : fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        execv(self, argv);
+        _exit(127);
+    }
+    int status;
+    CHECK_EQ(waitpid(pid, &status, 0), pid);
+    CHECK_EQ(status, 0);
+    return 0;
+}
+
+/* _Fork runs no fork handlers: the child is not known as a process of its own. */
+static int underscore_fork_exit(void)
+{
+    allocate_before_exec();
+    pid_t pid = _Fork();
+    CHECK(pid >= 0);
+    if (pid == 0) exit(0);
+    int status;
+    CHECK_EQ(waitpid(pid, &status, 0), pid);
+    CHECK_EQ(status, 0);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     CHECK(argc == 2);
@@ -175,6 +263,14 @@ int main(int argc, char **argv)
     if (strcmp(mode, "fork-hook") == 0) return fork_hook();
     if (strcmp(mode, "system") == 0) return run_child(argv[0], 1);
     if (strcmp(mode, "spawn") == 0) return run_child(argv[0], 0);
+    if (strncmp(mode, "exec-", 5) == 0 && strcmp(mode, "exec-fail") != 0) {
+        allocate_before_exec();
+        exec_with(mode + 5, argv[0]);
+    }
+    if (strcmp(mode, "exec-fail") == 0) return exec_fails();
+    if (strcmp(mode, "vfork-exec") == 0) return exec_in_child(argv[0], true);
+    if (strcmp(mode, "fork-exec") == 0) return exec_in_child(argv[0], false);
+    if (strcmp(mode, "_Fork-exit") == 0) return underscore_fork_exit();
     if (strcmp(mode, "child") == 0) {
         child_work();
         return 0;

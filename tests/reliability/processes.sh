@@ -2,7 +2,10 @@
 # Usage: processes.sh LIBCUDAFRAG PROGRAM MODE
 # Which processes write reports: one per process that used CUDA (forked or
 # executed children included), none for processes that did not (the shell in
-# between), only the parent's with CUDAFRAG_CHILDREN=0.
+# between), only the parent's with CUDAFRAG_CHILDREN=0. A process image that
+# used CUDA and is replaced by exec writes its report before the exec, as
+# PATTERN.exec.txt/.json: the new image keeps the pid, so its own report may
+# have the same name.
 set -u
 lib=$1 prog=$2 mode=$3
 dir=$(mktemp -d) || exit 1
@@ -30,6 +33,15 @@ child_reports() {
     echo $n
 }
 command -v jq >/dev/null || { echo "jq not installed" >&2; exit 77; }
+# one_report GLOB REASON LIVE: exactly one JSON report matches, with that reason
+# and those live bytes at the end.
+one_report() {
+    n=$(ls "$dir" | grep -c "$1")
+    [ "$n" -eq 1 ] || fail "$n reports match $1, want 1"
+    j=$dir/$(ls "$dir" | grep "$1")
+    [ "$(jq -r .reason "$j")" = "$2" ] || fail "$j: reason $(jq -r .reason "$j"), want $2"
+    [ "$(jq .summary.live_at_report_bytes "$j")" = "$3" ] || fail "$j: live bytes, want $3"
+}
 
 case $mode in
 fork-hook)
@@ -58,6 +70,34 @@ late)
     j=$(echo "$dir"/r-*.json)
     [ "$(jq '.apis[] | select(.name == "cudaMalloc") | .calls' "$j")" = 3 ] || fail "cudaMalloc count"
     [ "$(jq .summary.live_at_report_bytes "$j")" = 4000 ] || fail "live bytes at exit";;
+exec-fail)
+    # The report before the exec, then, since the program went on, its
+    # final report at exit.
+    run exec-fail
+    [ "$(reports)" -eq 2 ] || fail "$(reports) reports, want 2"
+    one_report '^r-[0-9]*\.exec\.json$' exec 555555
+    one_report '^r-[0-9]*\.json$' exit 555555;;
+exec-*)
+    run $mode
+    [ "$(reports)" -eq 2 ] || fail "$(reports) reports, want 2 (before the exec, the new image)"
+    one_report '^r-[0-9]*\.exec\.json$' exec 555555
+    one_report '^r-[0-9]*\.json$' exit 777777
+    grep -q "final report (exec)" "$dir"/r-*.exec.txt || fail "the text report before exec";;
+vfork-exec | fork-exec)
+    # The child shares (vfork) or copies (fork) the parent's record but made no
+    # CUDA call of its own: no report at its exec; the parent's is written at
+    # its exit, the new image's at its own.
+    run $mode
+    [ "$(reports)" -eq 2 ] || fail "$(reports) reports, want 2 (parent, new image)"
+    [ "$(ls "$dir" | grep -c '\.exec\.')" -eq 0 ] || fail "a report at the child's exec"
+    parent=$(cat "$dir"/r-*.json | jq -s '[.[] | select(.summary.live_at_report_bytes == 555555 and .reason == "exit")] | length')
+    [ "$parent" -eq 1 ] || fail "the parent's final report is missing"
+    [ "$(child_reports)" -eq 1 ] || fail "the new image's report is missing";;
+_Fork-exit)
+    # The child of _Fork (no fork handlers) calls exit(): only the parent reports.
+    run _Fork-exit
+    [ "$(reports)" -eq 1 ] || fail "$(reports) reports, want 1 (the parent's)"
+    one_report '^r-[0-9]*\.json$' exit 555555;;
 *) fail "unknown mode";;
 esac
 exit 0

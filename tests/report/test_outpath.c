@@ -1,4 +1,5 @@
 /* CUDAFRAG_OUTPUT expansion and the safety rules for creating report files. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -20,6 +21,17 @@ static void expand_ok(const char *pattern, const char *suffix, const char *want)
         fprintf(stderr, "expand(\"%s\") = \"%s\", want \"%s\"\n", pattern, out, want);
         exit(1);
     }
+}
+
+static int count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    CHECK(d != NULL);
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
 }
 
 int main(void)
@@ -59,31 +71,64 @@ int main(void)
 
     /* A symbolic link at the path is refused and its target left alone. */
     const char *dir = temp_dir();
-    char link[PATH_MAX], target[PATH_MAX];
+    char path[PATH_MAX], target[PATH_MAX];
+    struct cf_outfile f;
     snprintf(target, sizeof target, "%s/target", dir);
-    snprintf(link, sizeof link, "%s/report.txt", dir);
-    CHECK_EQ(symlink(target, link), 0);
-    CHECK_EQ(cf_output_open(link, err, sizeof err), -1);
+    snprintf(path, sizeof path, "%s/report.txt", dir);
+    CHECK_EQ(symlink(target, path), 0);
+    CHECK_EQ(cf_output_begin(&f, path, err, sizeof err), -1);
     CHECK_STR(err, "is a symbolic link");
     struct stat st;
     CHECK(lstat(target, &st) != 0 && errno == ENOENT);
 
     /* A missing directory says so. */
-    snprintf(link, sizeof link, "%s/no/such/dir.txt", dir);
-    CHECK_EQ(cf_output_open(link, err, sizeof err), -1);
+    snprintf(path, sizeof path, "%s/no/such/dir.txt", dir);
+    CHECK_EQ(cf_output_begin(&f, path, err, sizeof err), -1);
     CHECK_STR(err, "the directory does not exist");
 
-    /* A regular file is created 0644 (before umask) and truncated. */
-    snprintf(link, sizeof link, "%s/plain.txt", dir);
-    int fd = cf_output_open(link, err, sizeof err);
-    CHECK_GE(fd, 0);
-    CHECK_EQ(write(fd, "hello", 5), 5);
-    close(fd);
-    fd = cf_output_open(link, err, sizeof err);
-    CHECK_GE(fd, 0);
-    CHECK_EQ(fstat(fd, &st), 0);
-    CHECK_EQ(st.st_size, 0);
-    CHECK(fcntl(fd, F_GETFD) & FD_CLOEXEC);
-    close(fd);
+    /* A new file appears only when complete, created 0644 (before umask). */
+    snprintf(path, sizeof path, "%s/plain.txt", dir);
+    CHECK_EQ(cf_output_begin(&f, path, err, sizeof err), 0);
+    CHECK(fcntl(f.fd, F_GETFD) & FD_CLOEXEC);
+    CHECK_EQ(write(f.fd, "hello", 5), 5);
+    CHECK(lstat(path, &st) != 0 && errno == ENOENT);
+    CHECK_EQ(cf_output_commit(&f), 0);
+    char *t = slurp(path);
+    CHECK(t && strcmp(t, "hello") == 0);
+    free(t);
+    CHECK_EQ(count_entries(dir), 2); /* report.txt (the path), plain.txt */
+
+    /* An old report is replaced whole; an abandoned write leaves it alone and
+     * nothing else behind. */
+    CHECK_EQ(cf_output_begin(&f, path, err, sizeof err), 0);
+    CHECK_EQ(write(f.fd, "new", 3), 3);
+    CHECK_EQ(cf_output_commit(&f), 0);
+    t = slurp(path);
+    CHECK(t && strcmp(t, "new") == 0);
+    free(t);
+    CHECK_EQ(cf_output_begin(&f, path, err, sizeof err), 0);
+    CHECK_EQ(write(f.fd, "half", 4), 4);
+    cf_output_abort(&f);
+    t = slurp(path);
+    CHECK(t && strcmp(t, "new") == 0);
+    free(t);
+    CHECK_EQ(count_entries(dir), 2);
+
+    /* A second hard link: refused, both names keep their content. */
+    snprintf(target, sizeof target, "%s/other-name", dir);
+    CHECK_EQ(link(path, target), 0);
+    CHECK_EQ(cf_output_begin(&f, path, err, sizeof err), -1);
+    CHECK_STR(err, "it has 1 other hard link");
+    CHECK_EQ(unlink(target), 0);
+
+    /* A FIFO nobody reads, and a directory: refused at once. */
+    snprintf(path, sizeof path, "%s/fifo.txt", dir);
+    CHECK_EQ(mkfifo(path, 0644), 0);
+    CHECK_EQ(cf_output_begin(&f, path, err, sizeof err), -1);
+    CHECK_STR(err, "it is a FIFO, not a regular file");
+    snprintf(path, sizeof path, "%s/sub.txt", dir);
+    CHECK_EQ(mkdir(path, 0755), 0);
+    CHECK_EQ(cf_output_begin(&f, path, err, sizeof err), -1);
+    CHECK_STR(err, "it is a directory, not a regular file");
     return 0;
 }

@@ -84,7 +84,8 @@ int main(void)
     free(err);
 
     /* A write that fails half-way (a file size limit stands in for a full disk):
-     * the file is reported incomplete and the stderr report still comes out. */
+     * the file is reported lost, nothing half-written is left, and the stderr
+     * report still comes out. */
     struct rlimit old_limit, small = {.rlim_cur = 512, .rlim_max = RLIM_INFINITY};
     CHECK_EQ(getrlimit(RLIMIT_FSIZE, &old_limit), 0);
     small.rlim_max = old_limit.rlim_max;
@@ -95,8 +96,10 @@ int main(void)
     CHECK_EQ(setrlimit(RLIMIT_FSIZE, &old_limit), 0);
     CHECK_EQ(rc, 0);
     CHECK_STR(err, "==== end of cudafrag report ====");
-    CHECK_STR(err, "/full.txt failed (File too large); the text report is incomplete");
+    CHECK_STR(err, "/full.txt failed (File too large); the text report lost");
     free(err);
+    snprintf(path, sizeof path, "%s/full.txt", dir);
+    CHECK(!exists(path));
 
     /* Configured outputs: the interim reports get .1 and .2, the final one none,
      * and the final one is written only once. */

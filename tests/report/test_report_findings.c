@@ -54,6 +54,93 @@ __attribute__((noinline)) static void second_leak(void)
     __asm__ volatile("" ::: "memory");
 }
 
+/* Device 0's footprint peak, as the record computes it from the events. */
+static void set_peak(struct cf_fp_parts parts, uint64_t live, uint64_t total)
+{
+    struct cf_device_stats *d = &cf_rec.dev[0];
+    d->at_peak = parts;
+    d->peak_footprint = parts.raw + parts.pool + parts.graph + parts.arena + parts.vmm;
+    d->live_at_peak_footprint = live;
+    d->total_bytes = total;
+}
+
+/* The same 60 MiB held beyond live bytes rates by the share of the device's memory
+ * it is; without the device's size it is never high. 1 MiB is no finding at all,
+ * even on a device of 8 MiB. */
+static void footprint_severity_by_share(const char *dir)
+{
+    static const struct {
+        uint64_t total;
+        const char *want;
+    } cases[] = {
+        {16ull << 30, "[low] footprint-over-live: device 0: at its footprint peak 64.0 MiB, "
+                      "60.0 MiB (94%) was not live, 0.4% of 16.0 GiB device memory\n"},
+        {1ull << 30, "[medium] footprint-over-live: device 0: at its footprint peak 64.0 MiB, "
+                     "60.0 MiB (94%) was not live, 5.9% of 1.00 GiB device memory\n"},
+        {256ull << 20, "[high] footprint-over-live: device 0: at its footprint peak 64.0 MiB, "
+                       "60.0 MiB (94%) was not live, 23.4% of 256 MiB device memory\n"},
+        {0, "[medium] footprint-over-live: device 0: at its footprint peak 64.0 MiB, "
+            "60.0 MiB (94%) was not live\n"},
+    };
+    struct cf_fp_parts pool = {.pool = 64ull << 20, .pool_live = 4ull << 20};
+    for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        set_peak(pool, 4ull << 20, cases[i].total);
+        char *t = render(dir, "share", 0);
+        CHECK_STR(t, cases[i].want);
+        free(t);
+    }
+    set_peak((struct cf_fp_parts){.raw = 6ull << 20, .raw_live = 5ull << 20}, 5ull << 20,
+             8ull << 20);
+    char *t = render(dir, "one-mib", 0);
+    CHECK(strstr(t, "footprint-over-live") == NULL);
+    free(t);
+    set_peak(pool, 4ull << 20, 16ull << 30);
+}
+
+/* Pages, a pool and VMM handles rounded up: the parts are those of the same
+ * instant and add up to what was held beyond live bytes, in the text and in the
+ * numbers of the JSON report. */
+static void footprint_parts_add_up(const char *dir)
+{
+    /* 3 MiB live in 10 MiB of pages, 4 of 64 MiB of pool, 18 MiB of VMM handles
+     * rounded up to 20 MiB: 94 MiB held, 25 MiB live, 69 MiB beyond. */
+    set_peak((struct cf_fp_parts){.raw = 10ull << 20,
+                                  .raw_live = 3ull << 20,
+                                  .pool = 64ull << 20,
+                                  .pool_live = 4ull << 20,
+                                  .vmm = 20ull << 20},
+             25ull << 20, 16ull << 30);
+    char *t = render(dir, "parts", 0);
+    CHECK_STR(t, "footprint-over-live: device 0: at its footprint peak 94.0 MiB, 69.0 MiB (73%) "
+                 "was not live");
+    CHECK_STR(t, "Held beyond live bytes (69.0 MiB): page waste 7.00 MiB, pool reserve 60.0 MiB, "
+                 "graph pool 0 B, arena 0 B, VMM/array rounding 2.00 MiB. Largest part: the "
+                 "reserve of stream-ordered pools");
+    free(t);
+    char pattern[PATH_MAX], path[PATH_MAX + 16];
+    snprintf(pattern, sizeof pattern, "%s/parts-json", dir);
+    CHECK_EQ(cf_report_write(pattern, false, true, 0, "test"), 0);
+    snprintf(path, sizeof path, "%s.json", pattern);
+    t = slurp(path);
+    CHECK(t != NULL);
+    const char *f = strstr(t, "\"id\":\"footprint-over-live\"");
+    CHECK(f != NULL);
+    static const char *const parts[] = {"page_waste_bytes", "pool_reserve_bytes",
+                                        "graph_reserve_bytes", "arena_slack_bytes",
+                                        "vmm_array_rounding_bytes"};
+    unsigned long long sum = 0;
+    for (unsigned i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        char key[64];
+        snprintf(key, sizeof key, "\"%s\":", parts[i]);
+        const char *v = strstr(f, key);
+        CHECK(v != NULL);
+        sum += strtoull(v + strlen(key), NULL, 10);
+    }
+    CHECK_EQ(sum, 69ull << 20);
+    CHECK_STR(f, "\"device_total_bytes\":17179869184");
+    free(t);
+}
+
 int main(void)
 {
     const char *dir = temp_dir();
@@ -110,9 +197,11 @@ int main(void)
     CHECK_STR(t, "peak footprint 64.0 MiB at +");
     CHECK_STR(t, "cuMemGetInfo cross-check: 3 samples");
     CHECK_STR(t, "fragmentation 1 - peak live / peak footprint = 93.8%");
-    CHECK_STR(t, "[medium] footprint-over-live: device 0: at its footprint peak 64.0 MiB, "
-                 "60.0 MiB (94%) was not live");
-    CHECK_STR(t, "page waste 0 B, pool reserve 60.0 MiB, graph pool 0 B, arena 0 B");
+    /* 60 MiB of a 16 GiB device: low. */
+    CHECK_STR(t, "[low] footprint-over-live: device 0: at its footprint peak 64.0 MiB, "
+                 "60.0 MiB (94%) was not live, 0.4% of 16.0 GiB device memory");
+    CHECK_STR(t, "Held beyond live bytes (60.0 MiB): page waste 0 B, pool reserve 60.0 MiB, "
+                 "graph pool 0 B, arena 0 B. ");
     CHECK_STR(t, "Largest part: the reserve of stream-ordered pools");
     CHECK_STR(t, "[medium] pool-regrow: default pool 0xabc000 on device 0 returned memory 5 "
                  "times and grew back 5 times at async_allocs (");
@@ -131,6 +220,9 @@ int main(void)
     CHECK(strstr(t, "leak:") == NULL); /* everything was freed */
     CHECK(strstr(t, "alloc-rate") == NULL);
     free(t);
+
+    footprint_severity_by_share(dir);
+    footprint_parts_add_up(dir);
 
     /* One more that would have fit an empty device: both causes, in one finding. */
     ai.requested = 2ull << 30;
