@@ -15,17 +15,20 @@ static const char builtin[] =
     "cudaMalloc*,cudaHostAlloc*,cudaHostRegister*,cudaGraphAddMemAllocNode*,"
     /* process start-up; CPython's own call machinery, ctypes and libffi */
     "libc.so*,_start,libpython3*,python3*,_ctypes*,libffi.so*,pybind11::*,"
-    /* PyTorch: the caching allocator, storage, tensor creation, the dispatcher; and
-     * its libraries as a whole, so a site is shown where the program called in */
+    /* PyTorch: the caching allocator, storage, tensor creation, the dispatcher */
     "c10::cuda::CUDACachingAllocator::*,c10::StorageImpl::*,c10::impl::*,c10::Dispatcher::*,"
     "c10::KernelFunction::*,at::detail::*,at::*empty*,"
-    "libtorch*.so*,libc10*.so*,"
     /* CuPy's memory pool and runtime wrappers (Cython names) */
     "*4cupy_4cuda_6memory*,*13cupy_backends_4cuda_3api_7runtime*,"
     /* XLA / JAX */
     "tsl::*Allocator*,tensorflow::*Allocator*,stream_executor::*,xla::*Allocator*,"
     /* thrust / CUB temporary storage, RAPIDS RMM */
     "thrust::*,cub::*,cuda::mr::*,rmm::*";
+
+/* The frameworks as a whole: folded so that a site is shown where the program
+ * called in, but, unlike the plumbing above, still shown when a stack holds
+ * nothing else (an autograd thread's: torch::autograd::Node::operator()). */
+static const char builtin_framework[] = "libtorch*.so*,libc10*.so*";
 
 /* Python frames of the frameworks' own packages: a PyTorch program's allocations are
  * made under torch/nn/modules, torch/_tensor.py, torch/optim, ...; the line to show
@@ -83,7 +86,7 @@ static bool any_matches(const char *list, const char *const *names, unsigned nna
 /* Native frames by function (the one the code belongs to, as the symbol table
  * names it), module and module path; Python frames by function and file, and
  * by the frameworks' package folders and the program's patterns. */
-bool cf_fold_frame(const struct cf_sym *s)
+static bool plumbing(const struct cf_sym *s)
 {
     const char *base = strrchr(s->file, '/');
     const char *names[3] = {s->symbol[0] ? s->symbol : s->function, s->module, s->path};
@@ -91,8 +94,24 @@ bool cf_fold_frame(const struct cf_sym *s)
         names[1] = s->file;
         names[2] = base ? base + 1 : s->file;
     }
-    const char *file = s->file;
-    if (s->python && any_matches(builtin_python, &file, 1)) return true;
     return (!s->python && any_matches(builtin, names, 3)) ||
            any_matches(cf_opt_str(CF_OPT_SKIP_FRAMES), names, 3);
+}
+
+static bool framework(const struct cf_sym *s)
+{
+    const char *file = s->file;
+    const char *names[2] = {s->module, s->path};
+    return s->python ? any_matches(builtin_python, &file, 1)
+                     : any_matches(builtin_framework, names, 2);
+}
+
+bool cf_fold_frame(const struct cf_sym *s)
+{
+    return plumbing(s) || framework(s);
+}
+
+bool cf_fold_framework_only(const struct cf_sym *s)
+{
+    return framework(s) && !plumbing(s);
 }

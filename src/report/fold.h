@@ -7,9 +7,12 @@
 
 #include "report/symbolize.h"
 
-/* True when a resolved frame matches a built-in pattern (native frames only) or
- * one of CUDAFRAG_SKIP_FRAMES. */
+/* True when a resolved frame matches a built-in pattern (native frames; for Python
+ * frames, the frameworks' package folders) or one of CUDAFRAG_SKIP_FRAMES. */
 bool cf_fold_frame(const struct cf_sym *s);
+/* Folded only for being a framework's library or package, not its allocator or
+ * call machinery: such a frame is shown when a stack holds nothing else. */
+bool cf_fold_framework_only(const struct cf_sym *s);
 /* The built-in patterns, comma-separated (documented in docs/report.md). */
 const char *cf_fold_builtin(void);
 

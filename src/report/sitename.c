@@ -10,14 +10,17 @@ int cf_snap_site_shown(const struct cf_snap *s, int site)
 {
     if (site < 0 || (unsigned)site >= s->nsites) return -1;
     const struct cf_site *st = &s->sites[site];
-    int last = -1;
+    int last = -1, framework = -1;
     for (unsigned f = 0; f < st->nframes; f++) {
         if (cf_frame_is_marker(st->frames[f])) continue;
         const struct cf_sym *sym = cf_symtab_find(&s->syms, st->frames[f]);
         if (sym == NULL || !sym->folded) return (int)f;
+        if (framework < 0 && sym->framework) framework = (int)f;
         last = (int)f; /* every frame folded: the outermost is nearest the program */
     }
-    return last;
+    /* Nothing but folded frames (a framework's own thread): its first frame past
+     * the allocator says more than the thread's start. */
+    return framework >= 0 ? framework : last;
 }
 
 int cf_snap_next_shown(const struct cf_snap *s, int site, int after)

@@ -169,6 +169,7 @@ void cf_symtab_resolve(struct cf_symtab *t)
         else
             resolve_dladdr(s);
         s->folded = cf_fold_frame(s);
+        s->framework = s->folded && cf_fold_framework_only(s);
     }
     cf_elf_release();
 }

@@ -23,8 +23,9 @@ struct cf_sym {
     /* The function the code belongs to when function is one inlined into it
      * (the symbol table's name, which is what the exiting process knows). */
     char symbol[160];
-    bool python; /* a Python frame: function and file:line, no module */
-    bool folded; /* allocator or framework plumbing (fold.c) */
+    bool python;    /* a Python frame: function and file:line, no module */
+    bool folded;    /* allocator or framework plumbing (fold.c) */
+    bool framework; /* folded only as a framework's library or package (fold.c) */
 };
 
 /* Python frames are CF_FRAME(CF_PY_MODULE, id); ids below CF_PY_FIRST_ID are
