@@ -5,10 +5,11 @@
 # status unchanged, and never hangs: each run is bounded by timeout.
 set -u
 lib=$1 prog=$2 mode=$3
+. "$(dirname "$0")/../lib.sh"
 ulimit -c 0
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL ($mode): $*" >&2; ls -la "$dir" >&2; cat "$dir/err" >&2; exit 1; }
+scratch
+t_case=$mode
+on_fail() { ls -la "$dir"; cat "$dir/err"; }
 count() { ls "$dir" | grep -c "$1"; }
 export CUDAFRAG_OUTPUT="$dir/r-%p" CUDAFRAG_STDERR=0 LD_PRELOAD="$lib"
 

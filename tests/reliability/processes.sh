@@ -8,9 +8,10 @@
 # have the same name.
 set -u
 lib=$1 prog=$2 mode=$3
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL ($mode): $*" >&2; ls -la "$dir" >&2; cat "$dir/err" >&2; exit 1; }
+. "$(dirname "$0")/../lib.sh"
+scratch
+t_case=$mode
+on_fail() { ls -la "$dir"; cat "$dir/err"; }
 reports() { ls "$dir" | grep -c '^r-.*\.txt$'; }
 export CUDAFRAG_OUTPUT="$dir/r-%p" CUDAFRAG_STDERR=0
 

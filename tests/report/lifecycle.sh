@@ -3,10 +3,11 @@
 # Runs PROGRAM with the library preloaded and checks which reports appear.
 set -u
 lib=$1 prog=$2 case=$3 version=$4
+. "$(dirname "$0")/../lib.sh"
 ulimit -c 0
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL ($case): $*" >&2; ls -la "$dir" >&2; exit 1; }
+scratch
+t_case=$case
+on_fail() { ls -la "$dir"; }
 count() { ls "$dir" | grep -c "$1"; }
 
 export CUDAFRAG_OUTPUT="$dir/r-%p" CUDAFRAG_STDERR=0 CUDAFRAG_ALWAYS_REPORT=1
