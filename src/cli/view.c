@@ -68,6 +68,21 @@ static void site_key(const struct cf_json *j, const struct cf_jnode *site, char 
             snprintf(label, 256, "%.40s at %.100s (%.80s)", api ? api : "?", fn ? fn : "?",
                      cf_json_str(j, cf_json_get(j, f, "module")) ?: "?");
     }
+    /* Every frame folded (a framework's own thread): the frame the report shows. */
+    const struct cf_jnode *shown = cf_json_get(j, site, "shown_frame");
+    if (k == 0 && shown && shown->type == CF_J_NUM) {
+        unsigned want = (unsigned)u64_of(j, site, "shown_frame"), i = 0;
+        for (const struct cf_jnode *f = cf_json_first(j, frames); f; f = cf_json_next(j, f), i++) {
+            if (i != want) continue;
+            char part[512];
+            key_frame(j, f, part, sizeof part);
+            if (len < CF_VIEW_KEY) snprintf(key + len, CF_VIEW_KEY - len, " < %s", part);
+            const char *fn = cf_json_str(j, cf_json_get(j, f, "function"));
+            snprintf(label, 256, "%.40s at %.100s (%.80s)", api ? api : "?", fn ? fn : "?",
+                     cf_json_str(j, cf_json_get(j, f, "module")) ?: "?");
+            return;
+        }
+    }
     if (k == 0) snprintf(label, 256, "%.40s (no stack)", api ? api : "?");
 }
 
