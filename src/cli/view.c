@@ -39,6 +39,24 @@ static void key_frame(const struct cf_json *j, const struct cf_jnode *f, char *o
              file ? cf_names_base(file) : "?", (unsigned long long)line);
 }
 
+/* Appends frame f to a site's key; the first frame added also names the label. */
+static void add_frame(const struct cf_json *j, const struct cf_jnode *f, const char *api, char *key,
+                      size_t *len, char *label, bool first)
+{
+    char part[512];
+    key_frame(j, f, part, sizeof part);
+    if (*len < CF_VIEW_KEY) *len += (size_t)snprintf(key + *len, CF_VIEW_KEY - *len, " < %s", part);
+    if (!first) return;
+    const char *fn = cf_json_str(j, cf_json_get(j, f, "function"));
+    const char *file = cf_json_str(j, cf_json_get(j, f, "file"));
+    if (file)
+        snprintf(label, 256, "%.40s at %.100s (%.80s:%llu)", api ? api : "?", fn ? fn : "?",
+                 cf_names_base(file), (unsigned long long)u64_of(j, f, "line"));
+    else
+        snprintf(label, 256, "%.40s at %.100s (%.80s)", api ? api : "?", fn ? fn : "?",
+                 cf_json_str(j, cf_json_get(j, f, "module")) ?: "?");
+}
+
 /* The key and a label of a site object (JSON null: no call site). */
 static void site_key(const struct cf_json *j, const struct cf_jnode *site, char *key, char *label)
 {
@@ -52,38 +70,22 @@ static void site_key(const struct cf_json *j, const struct cf_jnode *site, char 
     const struct cf_jnode *frames = cf_json_get(j, site, "frames");
     unsigned k = 0;
     for (const struct cf_jnode *f = cf_json_first(j, frames); f && k < 4; f = cf_json_next(j, f)) {
-        char part[512];
         /* Allocator and framework plumbing is the same for every site behind it. */
         const struct cf_jnode *folded = cf_json_get(j, f, "folded");
         if (folded && folded->type == CF_J_TRUE) continue;
-        key_frame(j, f, part, sizeof part);
-        if (len < CF_VIEW_KEY) len += (size_t)snprintf(key + len, CF_VIEW_KEY - len, " < %s", part);
-        if (k++ > 0) continue;
-        const char *fn = cf_json_str(j, cf_json_get(j, f, "function"));
-        const char *file = cf_json_str(j, cf_json_get(j, f, "file"));
-        if (file)
-            snprintf(label, 256, "%.40s at %.100s (%.80s:%llu)", api ? api : "?", fn ? fn : "?",
-                     cf_names_base(file), (unsigned long long)u64_of(j, f, "line"));
-        else
-            snprintf(label, 256, "%.40s at %.100s (%.80s)", api ? api : "?", fn ? fn : "?",
-                     cf_json_str(j, cf_json_get(j, f, "module")) ?: "?");
+        add_frame(j, f, api, key, &len, label, k++ == 0);
     }
+    if (k > 0) return;
     /* Every frame folded (a framework's own thread): the frame the report shows. */
     const struct cf_jnode *shown = cf_json_get(j, site, "shown_frame");
-    if (k == 0 && shown && shown->type == CF_J_NUM) {
-        unsigned want = (unsigned)u64_of(j, site, "shown_frame"), i = 0;
-        for (const struct cf_jnode *f = cf_json_first(j, frames); f; f = cf_json_next(j, f), i++) {
-            if (i != want) continue;
-            char part[512];
-            key_frame(j, f, part, sizeof part);
-            if (len < CF_VIEW_KEY) snprintf(key + len, CF_VIEW_KEY - len, " < %s", part);
-            const char *fn = cf_json_str(j, cf_json_get(j, f, "function"));
-            snprintf(label, 256, "%.40s at %.100s (%.80s)", api ? api : "?", fn ? fn : "?",
-                     cf_json_str(j, cf_json_get(j, f, "module")) ?: "?");
-            return;
-        }
+    unsigned want = (unsigned)u64_of(j, site, "shown_frame"), i = 0;
+    for (const struct cf_jnode *f = cf_json_first(j, frames); f && shown && shown->type == CF_J_NUM;
+         f = cf_json_next(j, f), i++) {
+        if (i != want) continue;
+        add_frame(j, f, api, key, &len, label, true);
+        return;
     }
-    if (k == 0) snprintf(label, 256, "%.40s (no stack)", api ? api : "?");
+    snprintf(label, 256, "%.40s (no stack)", api ? api : "?");
 }
 
 static uint64_t hash_of(const char *s)
