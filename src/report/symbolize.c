@@ -124,7 +124,8 @@ static void resolve_dladdr(struct cf_sym *s)
     s->module[blen] = '\0';
     s->offset = (uint64_t)(s->addr - (uintptr_t)di.dli_fbase);
     s->lookup = is_fixed_position(di.dli_fbase) ? (uint64_t)s->addr : s->offset;
-    char name[sizeof s->function];
+    /* Whole: a mangled template name cut short no longer demangles. */
+    char name[4096];
     if (di.dli_sname)
         demangle(di.dli_sname, s->function, sizeof s->function);
     else if (cf_elf_symbol(s->path, (uint64_t)(s->addr - 1 - (uintptr_t)(lm ? lm->l_addr : 0)),
