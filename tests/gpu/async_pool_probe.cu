@@ -474,11 +474,12 @@ static void training(struct probe *p)
     end(p);
 }
 
-static const struct {
+struct scenario {
     const char *name;
     void (*run)(struct probe *);
     const char *what;
-} scenarios[] = {
+};
+static const struct scenario scenarios[] = {
     {"growth", growth, "16 allocations of one size, 1 KiB to 1 GiB, each on a fresh pool"},
     {"cross-chunk", cross_chunk, "whether the free space of separate growths merges"},
     {"placement", placement, "which hole a request takes; small requests in large growths"},
@@ -487,7 +488,7 @@ static const struct {
     {"default-pool", default_pool, "the device's default pool against a created one"},
     {"training", training, "a training-loop shape with varying sequence length"},
 };
-#define NSCENARIOS (sizeof scenarios / sizeof scenarios[0])
+#define NSCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
 
 static void describe_device(int device)
 {
@@ -508,7 +509,7 @@ static void describe_device(int device)
 int main(int argc, char **argv)
 {
     struct probe p;
-    bool want[NSCENARIOS], any = false;
+    bool want[NSCENARIOS], chosen = false;
     memset(&p, 0, sizeof p);
     memset(want, 0, sizeof want);
     for (int i = 1; i < argc; i++) {
@@ -527,7 +528,7 @@ int main(int argc, char **argv)
                         argv[i + 1]);
                 return 2;
             }
-            want[k] = any = true;
+            want[k] = chosen = true;
             i++;
         } else {
             fprintf(stderr, "usage: async_pool_probe [--device N] [--scenario NAME]... [--list]\n");
@@ -546,7 +547,7 @@ int main(int argc, char **argv)
     printf("scenario,step,op,stream,bytes,arg,result,address,offset,reserved_current,"
            "reserved_high,used_current,used_high\n");
     for (size_t k = 0; k < NSCENARIOS; k++)
-        if (!any || want[k]) scenarios[k].run(&p);
+        if (!chosen || want[k]) scenarios[k].run(&p);
     fflush(stdout);
     return 0;
 }
