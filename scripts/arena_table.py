@@ -40,7 +40,7 @@ def report(tag):
 
 
 def held_live(name, mode, out):
-    if mode in ("caching", "again", "expandable", "async"):
+    if mode in ("caching", "again", "expandable", "async", "async-trace"):
         return number(r"max_memory_reserved (\d+)", out), number(r"max_memory_allocated (\d+)", out), ""
     if mode == "native":
         return None, None, ""

@@ -17,6 +17,10 @@
 #   again        the same, a second time (run-to-run spread; not in the default set)
 #   expandable   expandable_segments:True                 held = max reserved
 #   async        backend:cudaMallocAsync                  held = max reserved
+#   async-trace  the same, profiled with the trace on: the pool's reserved memory
+#                read after every allocation, beside the tensors' stream (the
+#                ground truth the replay's async-pool model is fitted to); not in
+#                the default set
 #   raw          no caching, cudaMalloc per tensor, profiled with the trace on:
 #                held = cudafrag's exact peak footprint (the memory floor)
 #   arena        no caching, cudafrag's arena (CUDAFRAG_ARENA=1): held = peak mapped
@@ -29,7 +33,7 @@ GPU_DIR="$ROOT/.gpu"
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 STEP_TIMEOUT=${STEP_TIMEOUT:-180}
 TORCH_WORKLOADS=${TORCH_WORKLOADS:-"lm_train cnn_multiscale kv_decode torch_loop"}
-C_WORKLOADS="video_pipeline detector_mix stream_async holes"
+C_WORKLOADS=${C_WORKLOADS-"video_pipeline detector_mix stream_async holes"}
 ONLY=""
 ARENA_ENV=""
 CONFIGS="caching expandable async raw arena"
@@ -79,7 +83,7 @@ run_one() {
         "$(grep -m1 -E '^(checksum|final loss|result)' "$WORK/logs/$tag.out")"
     # Kept up to date after every run: a run cut short still leaves its results.
     python3 "$ROOT/scripts/arena_table.py" "$ROWS" "$WORK/logs" "$WORK/reports" >"$OUT/table.txt" 2>&1
-    if [ "$mode" = raw ]; then
+    if [ "$mode" = raw ] || [ "$mode" = async-trace ]; then
         cp "$WORK"/reports/"$tag"-*.cftrace "$WORK/traces/" 2>/dev/null
         tar czf "$OUT/traces.tgz" -C "$WORK" traces
     fi
@@ -103,6 +107,8 @@ run_torch() {
     run_one "$w" expandable 0 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True -- \
         python3 "${script[@]}"
     run_one "$w" async 0 PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync -- python3 "${script[@]}"
+    run_one "$w" async-trace 1 PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync CUDAFRAG_TRACE=1 -- \
+        python3 "${script[@]}"
     run_one "$w" raw 1 PYTORCH_NO_CUDA_MEMORY_CACHING=1 CUDAFRAG_TRACE=1 -- python3 "${script[@]}"
     run_one "$w" arena 1 PYTORCH_NO_CUDA_MEMORY_CACHING=1 "${arena_env[@]}" -- \
         python3 "${script[@]}"
