@@ -1,66 +1,52 @@
-/* The driver's stream-ordered pool (cudaMallocAsync on one pool per device),
- * as measured on an H200 with the release threshold at its maximum: every
- * request becomes a 512-byte-aligned block in the pool's chunks; when no chunk
- * has room the pool grows by 32 MiB for a request of up to 1 MiB (shared by
- * later blocks) and by the request rounded up to 2 MiB above that. 16 x 1 B and
- * 16 x 1 MiB fit in one 32 MiB chunk, 16 x 3 MiB reserve 64 MiB, 16 x 30 MiB
- * exactly 480 MiB (docs/simulated-device.md, which follows the same
- * measurements).
+/* The driver's stream-ordered pool (cudaMallocAsync on one pool per device), as
+ * the H200 shows it in traces of PyTorch's cudaMallocAsync backend, where every
+ * tensor's address and the pool's reserved bytes after every allocation are
+ * recorded (docs/replay.md):
  *
- * Chunks are separate physical allocations: blocks coalesce inside a chunk,
- * never across. A request takes the smallest free block that fits (lowest
- * address among equals); the driver does not document its placement inside a
- * pool. A chunk with no live block goes back to the driver after a free while
- * the pool reserves more than release_threshold (the driver trims at
- * synchronization points, which the trace does not show: a free stands for the
- * earliest one), and every idle chunk goes back before the pool grows past the
- * device's memory. Frees are taken as complete, so any stream may reuse a
- * block at once.
+ * - the pool is one range of addresses; blocks are 512-byte aligned and tile it,
+ *   and free neighbours coalesce anywhere in it: a 196.5 MiB request is placed
+ *   right after the last block and runs past the end of what was reserved;
+ * - physical memory backs the range in 32 MiB granules, mapped when a block first
+ *   touches them: reserved is a multiple of 32 MiB (16 x 3 MiB reserve 64 MiB,
+ *   16 x 30 MiB exactly 480 MiB, 196.5 MiB alone 224 MiB);
+ * - a request takes the smallest free block that fits, lowest address among
+ *   equals (the driver does not document its placement; on the traces this
+ *   choice is the driver's for four allocations in five); when none fits, the
+ *   range grows at its end, starting in the free block there if there is one;
+ * - granules no live block touches go back to the driver after a free while the
+ *   pool reserves more than release_threshold, highest address first (the driver
+ *   trims at synchronization points, which the trace does not show: a free stands
+ *   for the earliest one), and all of them before the pool would grow past the
+ *   device's memory.
  *
- * An idle chunk the pool keeps (below the threshold) is not only there for
- * blocks that fit in it: when the pool must grow, it first takes the physical
- * memory of idle chunks, oldest first, for the new chunk, and reserves more
- * only for what they do not cover. Measured on the H200 with PyTorch's
- * cudaMallocAsync backend (threshold max), the reserved high-water is then
- * within 1 % of the driver's on three of four training loops; without it, the
- * model held what a caching allocator holds (1.37 - 1.75 x live where the pool
- * held 1.05 - 1.13; docs/replay.md). */
+ * Frees are taken as complete, so any stream may reuse a block at once. */
 #include "replay/model.h"
 
 #include <stdlib.h>
 
 #include "replay/oset.h"
 
-#define MiB         ((uint64_t)1 << 20)
-#define ALIGN       512u
-#define SMALL_MAX   MiB
-#define SMALL_CHUNK (32 * MiB)
-#define GROW_ROUND  (2 * MiB)
-#define VA_BASE     ((uint64_t)1 << 40)
-
-struct chunk;
+#define MiB     ((uint64_t)1 << 20)
+#define ALIGN   512u
+#define GRANULE (32 * MiB)
+#define VA_BASE ((uint64_t)1 << 40)
 
 struct pblock {
     struct cf_onode node; /* in the free set while free */
     uint64_t addr, size;
-    struct pblock *prev, *next; /* neighbours in the chunk */
-    struct chunk *chunk;
+    struct pblock *prev, *next; /* neighbours in the range */
     bool free;
-};
-
-struct chunk {
-    uint64_t addr, size;
-    struct pblock *first;
-    struct chunk *prev, *next; /* in the order they were made */
 };
 
 struct pool {
     struct cf_rp_model m;
-    uint64_t capacity, threshold, va, grows, releases;
-    uint64_t idle_phys; /* reserved, taken back from idle chunks, in no chunk yet */
+    uint64_t capacity, threshold, grows, releases;
+    struct pblock *first, *last; /* the blocks tile [VA_BASE, last's end) */
+    uint64_t *used;              /* per granule: bytes of live blocks in it */
+    bool *mapped;
+    uint32_t ngran, idle; /* granules the range spans; mapped ones with no live byte */
     uint32_t nallocs;
     struct cf_oset free; /* by size, then address */
-    struct chunk *oldest, *newest;
     struct pblock **blk; /* by id */
     bool broken;
 };
@@ -77,13 +63,6 @@ static int by_size(const struct cf_onode *a, const struct cf_onode *b)
     return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-static struct pblock *new_block(uint64_t addr, uint64_t size, struct chunk *c)
-{
-    struct pblock *b = calloc(1, sizeof *b);
-    if (b) *b = (struct pblock){.addr = addr, .size = size, .chunk = c};
-    return b;
-}
-
 static void set_free(struct pool *p, struct pblock *b)
 {
     b->free = true;
@@ -96,131 +75,196 @@ static void set_used(struct pool *p, struct pblock *b)
     cf_oset_erase(&p->free, &b->node);
 }
 
-static void unlink_chunk(struct pool *p, struct chunk *c)
+/* Granules [*g0, *g1) that [addr, addr + size) touches. */
+static void granules(uint64_t addr, uint64_t size, uint32_t *g0, uint32_t *g1)
 {
-    set_used(p, c->first);
-    free(c->first);
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        p->oldest = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
-    else
-        p->newest = c->prev;
-    free(c);
+    *g0 = (uint32_t)((addr - VA_BASE) / GRANULE);
+    *g1 = (uint32_t)((addr + size - VA_BASE + GRANULE - 1) / GRANULE);
 }
 
-static bool idle(const struct chunk *c)
+static uint64_t overlap(uint64_t addr, uint64_t size, uint32_t g)
 {
-    return c->first->free && c->first->size == c->size;
+    uint64_t lo = VA_BASE + (uint64_t)g * GRANULE, hi = lo + GRANULE;
+    if (addr > lo) lo = addr;
+    if (addr + size < hi) hi = addr + size;
+    return hi - lo;
 }
 
-/* The physical memory of idle chunks, oldest first, for a new chunk of bytes:
- * it stays reserved, so the footprint does not change. */
-static void reuse_idle(struct pool *p, uint64_t bytes)
+static bool span_to(struct pool *p, uint32_t n)
 {
-    for (struct chunk *c = p->oldest, *next; c && p->idle_phys < bytes; c = next) {
-        next = c->next;
-        if (!idle(c)) continue;
-        p->idle_phys += c->size;
-        unlink_chunk(p, c);
+    if (n <= p->ngran) return true;
+    uint64_t *u = realloc(p->used, n * sizeof *u);
+    if (u) p->used = u;
+    bool *m = u ? realloc(p->mapped, n * sizeof *m) : NULL;
+    if (m == NULL) return false;
+    p->mapped = m;
+    for (uint32_t g = p->ngran; g < n; g++) {
+        u[g] = 0;
+        m[g] = false;
     }
-}
-
-static bool grow(struct pool *p, uint64_t bytes)
-{
-    reuse_idle(p, bytes);
-    struct chunk *c = calloc(1, sizeof *c);
-    struct pblock *b = c ? new_block(p->va, bytes, c) : NULL;
-    if (b == NULL) {
-        free(c);
-        return false;
-    }
-    *c = (struct chunk){.addr = p->va, .size = bytes, .first = b, .prev = p->newest};
-    /* A fresh range every time: addresses only order equal-sized blocks. */
-    p->va += round_up(bytes, GROW_ROUND);
-    if (p->newest)
-        p->newest->next = c;
-    else
-        p->oldest = c;
-    p->newest = c;
-    set_free(p, b);
-    uint64_t reused = bytes < p->idle_phys ? bytes : p->idle_phys;
-    p->idle_phys -= reused;
-    if (reused < bytes) { /* only memory beyond the idle chunks' is reserved anew */
-        p->m.footprint += bytes - reused;
-        p->grows++;
-        p->m.driver_calls++;
-    }
+    p->ngran = n;
     return true;
 }
 
-static void release(struct pool *p, struct chunk *c)
+/* Granules the block would map anew. */
+static uint64_t unmapped_in(const struct pool *p, uint64_t addr, uint64_t size)
 {
-    p->m.footprint -= c->size;
-    p->releases++;
-    p->m.driver_calls++;
-    unlink_chunk(p, c);
+    uint32_t g0, g1;
+    granules(addr, size, &g0, &g1);
+    uint64_t n = 0;
+    for (uint32_t g = g0; g < g1; g++)
+        n += g >= p->ngran || !p->mapped[g];
+    return n * GRANULE;
 }
 
-/* Newest chunks first, down to keep bytes reserved; memory taken from idle
- * chunks and not yet used goes back before any chunk. */
+static void unmap(struct pool *p, uint32_t g)
+{
+    p->mapped[g] = false;
+    p->idle--;
+    p->m.footprint -= GRANULE;
+}
+
+/* Idle granules from the highest address down while the pool reserves more than
+ * keep; one driver call per pass. */
 static void release_idle(struct pool *p, uint64_t keep)
 {
-    if (p->idle_phys && p->m.footprint > keep) {
-        uint64_t give = p->m.footprint - keep < p->idle_phys ? p->m.footprint - keep : p->idle_phys;
-        p->idle_phys -= give;
-        p->m.footprint -= give;
+    bool any = false;
+    for (uint32_t g = p->ngran; g-- > 0 && p->idle && p->m.footprint > keep;) {
+        if (!p->mapped[g] || p->used[g]) continue;
+        unmap(p, g);
+        any = true;
+    }
+    if (any) {
         p->releases++;
         p->m.driver_calls++;
     }
-    for (struct chunk *c = p->newest, *prev; c && p->m.footprint > keep; c = prev) {
-        prev = c->prev;
-        if (idle(c)) release(p, c);
+}
+
+static void occupy(struct pool *p, const struct pblock *b)
+{
+    uint32_t g0, g1;
+    granules(b->addr, b->size, &g0, &g1);
+    bool grew = false;
+    for (uint32_t g = g0; g < g1; g++) {
+        if (!p->mapped[g]) {
+            p->mapped[g] = grew = true;
+            p->m.footprint += GRANULE;
+        } else if (p->used[g] == 0) {
+            p->idle--;
+        }
+        p->used[g] += overlap(b->addr, b->size, g);
+    }
+    if (grew) {
+        p->grows++;
+        p->m.driver_calls++;
     }
 }
 
-static struct pblock *take(struct pool *p, uint64_t size)
+static void vacate(struct pool *p, const struct pblock *b)
+{
+    uint32_t g0, g1;
+    granules(b->addr, b->size, &g0, &g1);
+    for (uint32_t g = g0; g < g1; g++) {
+        p->used[g] -= overlap(b->addr, b->size, g);
+        if (p->used[g] == 0) p->idle++;
+    }
+}
+
+static struct pblock *split(struct pool *p, struct pblock *b, uint64_t size)
+{
+    if (b->size == size) return b;
+    struct pblock *rest = calloc(1, sizeof *rest);
+    if (rest == NULL) {
+        p->broken = true;
+        return b;
+    }
+    *rest =
+        (struct pblock){.addr = b->addr + size, .size = b->size - size, .prev = b, .next = b->next};
+    if (b->next)
+        b->next->prev = rest;
+    else
+        p->last = rest;
+    b->next = rest;
+    b->size = size;
+    set_free(p, rest);
+    return b;
+}
+
+/* A block of size at the end of the range: the free block there grows, or a new
+ * one follows the last. */
+static struct pblock *extend(struct pool *p, uint64_t size)
+{
+    struct pblock *b = p->last;
+    if (b && b->free) {
+        set_used(p, b);
+        b->size = size;
+        return b;
+    }
+    struct pblock *n = calloc(1, sizeof *n);
+    if (n == NULL) return NULL;
+    *n = (struct pblock){.addr = b ? b->addr + b->size : VA_BASE, .size = size, .prev = b};
+    if (b)
+        b->next = n;
+    else
+        p->first = n;
+    p->last = n;
+    return n;
+}
+
+/* The block a request of size gets; its granules are not yet occupied. */
+static struct pblock *place(struct pool *p, uint64_t size)
 {
     struct pblock key = {.size = size};
     struct pblock *b = (struct pblock *)cf_oset_lower_bound(&p->free, &key.node);
-    if (b == NULL) return NULL;
-    set_used(p, b);
-    if (b->size > size) {
-        struct pblock *rest = new_block(b->addr + size, b->size - size, b->chunk);
-        if (rest == NULL) {
-            p->broken = true;
-            return b;
-        }
-        rest->prev = b;
-        rest->next = b->next;
-        if (b->next) b->next->prev = rest;
-        b->next = rest;
-        b->size = size;
-        set_free(p, rest);
+    if (b) {
+        set_used(p, b);
+        return split(p, b, size);
     }
-    return b;
+    return extend(p, size);
+}
+
+/* Bytes of granules a request of size would map anew where it would be placed. */
+static uint64_t would_need(struct pool *p, uint64_t size)
+{
+    struct pblock key = {.size = size};
+    struct pblock *b = (struct pblock *)cf_oset_lower_bound(&p->free, &key.node);
+    if (b) return unmapped_in(p, b->addr, size);
+    uint64_t at = p->last ? p->last->addr + (p->last->free ? 0 : p->last->size) : VA_BASE;
+    return unmapped_in(p, at, size);
 }
 
 static bool pool_alloc(struct cf_rp_model *m, const struct cf_rp_op *op)
 {
     struct pool *p = (struct pool *)m;
-    uint64_t size = round_up(op->size, ALIGN);
-    bool fits = true;
-    struct pblock *b = take(p, size);
-    if (b == NULL) {
-        uint64_t bytes = op->size <= SMALL_MAX ? SMALL_CHUNK : round_up(op->size, GROW_ROUND);
-        if (p->m.footprint + bytes > p->capacity) release_idle(p, 0);
-        fits = p->m.footprint + bytes <= p->capacity;
-        if (!grow(p, bytes) || (b = take(p, size)) == NULL) {
-            p->broken = true;
-            return false;
-        }
+    uint64_t size = round_up(op->size ? op->size : 1, ALIGN);
+    if (p->m.footprint + would_need(p, size) > p->capacity) release_idle(p, 0);
+    bool fits = p->m.footprint + would_need(p, size) <= p->capacity;
+    struct pblock *b = place(p, size);
+    uint32_t g0, g1;
+    if (b) granules(b->addr, b->size, &g0, &g1);
+    if (b == NULL || !span_to(p, g1)) {
+        p->broken = true;
+        return false;
     }
+    occupy(p, b);
     p->blk[op->id] = b;
     m->granted += b->size;
     return fits && !p->broken;
+}
+
+/* b absorbs its next neighbour, which is free or the block being freed. */
+static struct pblock *merge_next(struct pool *p, struct pblock *b)
+{
+    struct pblock *n = b->next;
+    if (n->free) set_used(p, n);
+    b->size += n->size;
+    b->next = n->next;
+    if (n->next)
+        n->next->prev = b;
+    else
+        p->last = b;
+    free(n);
+    return b;
 }
 
 static void pool_free(struct cf_rp_model *m, const struct cf_rp_op *op)
@@ -230,81 +274,106 @@ static void pool_free(struct cf_rp_model *m, const struct cf_rp_op *op)
     if (b == NULL) return;
     p->blk[op->id] = NULL;
     m->granted -= b->size;
-    /* Coalesce with free neighbours of the same chunk. */
-    if (b->next && b->next->free) {
-        struct pblock *n = b->next;
-        set_used(p, n);
-        b->size += n->size;
-        b->next = n->next;
-        if (n->next) n->next->prev = b;
-        free(n);
-    }
+    vacate(p, b);
+    if (b->next && b->next->free) merge_next(p, b);
     if (b->prev && b->prev->free) {
-        struct pblock *q = b->prev;
-        set_used(p, q);
-        q->size += b->size;
-        q->next = b->next;
-        if (b->next) b->next->prev = q;
-        free(b);
-        b = q;
+        b = b->prev;
+        set_used(p, b);
+        merge_next(p, b);
     }
     set_free(p, b);
-    if (m->footprint > p->threshold) release_idle(p, p->threshold);
+    if (m->footprint > p->threshold && p->idle) release_idle(p, p->threshold);
 }
 
+static uint64_t mapped_in(const struct pool *p, const struct pblock *b)
+{
+    uint32_t g0, g1;
+    granules(b->addr, b->size, &g0, &g1);
+    uint64_t n = 0;
+    for (uint32_t g = g0; g < g1 && g < p->ngran; g++)
+        if (p->mapped[g]) n += overlap(b->addr, b->size, g);
+    return n;
+}
+
+/* Mapped bytes past the last block: the rest of its granule, in no block. */
+static uint64_t mapped_tail(const struct pool *p)
+{
+    if (p->ngran == 0 || !p->mapped[p->ngran - 1]) return 0;
+    uint64_t end = p->last ? p->last->addr + p->last->size : VA_BASE;
+    return VA_BASE + (uint64_t)p->ngran * GRANULE - end;
+}
+
+/* Over the free memory that is backed: free blocks count by their mapped part. */
 static double ext_frag(struct cf_rp_model *m)
 {
     struct pool *p = (struct pool *)m;
-    uint64_t total = m->footprint - m->granted, largest = 0;
-    for (struct cf_onode *x = cf_oset_first(&p->free); x; x = cf_oset_next(x))
-        largest = ((struct pblock *)x)->size; /* ascending: the last is the largest */
+    uint64_t total = m->footprint - m->granted, largest = mapped_tail(p);
+    for (struct cf_onode *x = cf_oset_first(&p->free); x; x = cf_oset_next(x)) {
+        uint64_t b = mapped_in(p, (struct pblock *)x);
+        if ((struct pblock *)x == p->last) b += mapped_tail(p);
+        if (b > largest) largest = b;
+    }
     return total ? 1.0 - (double)largest / (double)total : 0;
+}
+
+static int check_granules(const struct pool *p, uint64_t *used)
+{
+    int bad = 0;
+    uint32_t idle = 0;
+    uint64_t mapped = 0;
+    for (uint32_t g = 0; g < p->ngran; g++) {
+        bad += used[g] != p->used[g] || (used[g] && !p->mapped[g]);
+        idle += p->mapped[g] && used[g] == 0;
+        mapped += p->mapped[g] ? GRANULE : 0;
+    }
+    return bad + (idle != p->idle) + (mapped != p->m.footprint);
 }
 
 static int check(struct cf_rp_model *m)
 {
     struct pool *p = (struct pool *)m;
     int bad = cf_oset_check(&p->free);
-    uint64_t reserved = 0, used = 0, nfree = 0, nused = 0;
-    for (const struct chunk *c = p->oldest; c; c = c->next) {
-        uint64_t at = c->addr;
-        reserved += c->size;
-        bad += c->first->prev != NULL || (c->next && c->next->prev != c);
-        for (const struct pblock *b = c->first; b; b = b->next) {
-            bad += b->addr != at || b->chunk != c || b->size == 0 || b->size % ALIGN != 0;
-            bad += b->next && (b->next->prev != b || (b->free && b->next->free));
-            at += b->size;
-            if (b->free) {
-                nfree++;
-            } else {
-                nused++;
-                used += b->size;
-            }
+    uint64_t *used = calloc(p->ngran ? p->ngran : 1, sizeof *used);
+    if (used == NULL) return 1;
+    uint64_t at = VA_BASE, granted = 0, nfree = 0, nused = 0;
+    for (const struct pblock *b = p->first; b; b = b->next) {
+        bad += b->addr != at || b->size == 0 || b->size % ALIGN != 0;
+        bad += b->next ? (b->next->prev != b || (b->free && b->next->free)) : b != p->last;
+        at += b->size;
+        if (b->free) {
+            nfree++;
+            continue;
         }
-        bad += at != c->addr + c->size; /* the blocks tile the chunk exactly */
+        nused++;
+        granted += b->size;
+        uint32_t g0, g1;
+        granules(b->addr, b->size, &g0, &g1);
+        bad += g1 > p->ngran;
+        for (uint32_t g = g0; g < g1 && g < p->ngran; g++)
+            used[g] += overlap(b->addr, b->size, g);
     }
+    bad += check_granules(p, used);
+    free(used);
     uint64_t live = 0;
     for (uint32_t i = 0; i < p->nallocs; i++) {
         if (p->blk[i] == NULL) continue;
         live++;
         bad += p->blk[i]->free;
     }
-    bad += nfree != p->free.n || nused != live || used != m->granted;
-    bad += reserved + p->idle_phys != m->footprint || m->driver_calls != p->grows + p->releases;
+    bad += nfree != p->free.n || nused != live || granted != m->granted;
+    bad += m->driver_calls != p->grows + p->releases;
     return bad + p->broken;
 }
 
 static void destroy(struct cf_rp_model *m)
 {
     struct pool *p = (struct pool *)m;
-    for (struct chunk *c = p->oldest, *next; c; c = next) {
-        next = c->next;
-        for (struct pblock *b = c->first, *bn; b; b = bn) {
-            bn = b->next;
-            free(b);
-        }
-        free(c);
+    for (struct pblock *b = p->first, *n; b; b = n) {
+        n = b->next;
+        free(b);
     }
+    free(p->used);
+    free(p->mapped);
     free(p->blk);
     free(p);
 }
@@ -322,22 +391,21 @@ static struct cf_rp_model *create(const struct cf_rp_setup *st, const char **why
     p->capacity = st->device_memory;
     p->threshold = st->knob[0].u;
     p->nallocs = st->nallocs;
-    p->va = VA_BASE;
     cf_oset_init(&p->free, by_size, 0x9e3779b97f4a7c15ull);
     return &p->m;
 }
 
 static const struct cf_rp_knob_def knobs[] = {
     {"release_threshold", CF_RP_KNOB_SIZE, "max", 0, 0, NULL,
-     "idle chunks go back to the driver after a free while the pool reserves more "
-     "(CU_MEMPOOL_ATTR_RELEASE_THRESHOLD; CUDA's default is 0, PyTorch's and most "
+     "idle 32 MiB granules go back to the driver after a free while the pool reserves "
+     "more (CU_MEMPOOL_ATTR_RELEASE_THRESHOLD; CUDA's default is 0, PyTorch's and most "
      "frameworks' max)"},
 };
 
 const struct cf_rp_model_def cf_rp_model_async_pool = {
     .name = "async-pool",
-    .summary = "the driver's stream-ordered pool (cudaMallocAsync): 32 MiB steps for small "
-               "requests, 2 MiB-rounded chunks for larger ones, release threshold",
+    .summary = "the driver's stream-ordered pool (cudaMallocAsync): one range of 512-byte "
+               "blocks backed in 32 MiB granules, release threshold",
     .knobs = knobs,
     .nknobs = sizeof knobs / sizeof knobs[0],
     .create = create,

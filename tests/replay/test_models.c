@@ -331,35 +331,69 @@ static void async_pool_release(void)
     CHECK_EQ(h.m->footprint, 0);
     CHECK_EQ(h.m->driver_calls, 2);
     h_end(&h);
+    /* Only granules no live block touches go, from the top, down to the threshold. */
     h_start(&h, "async-pool:release_threshold=40M", 16 * GiB);
     uint32_t a = h_alloc(&h, 30 * MiB, 0), b = h_alloc(&h, 20 * MiB, 0);
+    CHECK_EQ(h.m->footprint, 64 * MiB);
     h_free(&h, a);
-    CHECK_EQ(h.m->footprint, 20 * MiB); /* 50 MiB > 40 MiB: the idle chunk goes */
+    CHECK_EQ(h.m->footprint, 64 * MiB); /* b still touches both granules */
     h_free(&h, b);
-    CHECK_EQ(h.m->footprint, 20 * MiB); /* 20 MiB <= 40 MiB: kept */
+    CHECK_EQ(h.m->footprint, 32 * MiB); /* the upper one goes: 32 MiB <= 40 MiB */
     h_end(&h);
-    /* Threshold max: a growth takes the memory of idle chunks first (measured with
-     * PyTorch's cudaMallocAsync backend, docs/replay.md); only the rest is new. */
+}
+
+/* One range backed in 32 MiB granules, as the H200's pool shows in traces of
+ * PyTorch's cudaMallocAsync backend (docs/replay.md). */
+static void async_pool_range(void)
+{
+    /* A block runs past the end of what was reserved: 196.5 MiB after 484.5 MiB of
+     * blocks ends at 681 MiB, and 704 MiB are reserved (the H200: 512 to 704). */
     h_start(&h, "async-pool", 16 * GiB);
-    h_free(&h, h_alloc(&h, 64 * MiB, 0));
-    b = h_alloc(&h, 80 * MiB, 0);
-    CHECK_EQ(h.m->footprint, 80 * MiB);
-    CHECK_EQ(h.m->driver_calls, 2); /* 64 MiB, then the 16 MiB the idle chunk lacked */
-    h_free(&h, b);
-    h_alloc(&h, 30 * MiB, 0); /* fits in the idle 80 MiB chunk: no growth */
-    CHECK_EQ(h.m->footprint, 80 * MiB);
-    h_alloc(&h, 60 * MiB, 0); /* the chunk's 50 MiB left do not fit: 60 more */
-    CHECK_EQ(h.m->footprint, 140 * MiB);
+    h_alloc(&h, 196 * MiB + MiB / 2, 0);
+    CHECK_EQ(h.m->footprint, 224 * MiB); /* alone: 224 MiB, as on the H200 */
+    h_alloc(&h, 288 * MiB, 0);
+    CHECK_EQ(h.m->footprint, 512 * MiB);
+    h_alloc(&h, 196 * MiB + MiB / 2, 0);
+    CHECK_EQ(h.m->footprint, 704 * MiB);
+    CHECK_EQ(h.m->driver_calls, 3);
     h_end(&h);
-    /* Growing past the device: idle chunks go back first. */
+    /* Free neighbours merge across granules: 40 MiB fit where two 20 MiB were. */
+    h_start(&h, "async-pool", 16 * GiB);
+    uint32_t a = h_alloc(&h, 20 * MiB, 0), b = h_alloc(&h, 20 * MiB, 1);
+    h_free(&h, a);
+    h_free(&h, b);
+    h_alloc(&h, 40 * MiB, 2);
+    CHECK_EQ(h.m->footprint, 64 * MiB);
+    CHECK_EQ(h.m->driver_calls, 2); /* a's granule and b's second: none for 40 MiB */
+    h_end(&h);
+    /* Nothing fits: the free block at the end grows. */
+    h_start(&h, "async-pool", 16 * GiB);
+    h_free(&h, h_alloc(&h, 10 * MiB, 0));
+    h_alloc(&h, 50 * MiB, 0);
+    CHECK_EQ(h.m->footprint, 64 * MiB);
+    CHECK_EQ(h.m->granted, 50 * MiB);
+    h_end(&h);
+    /* Smallest free block that fits, lowest address among equals. */
+    h_start(&h, "async-pool", 16 * GiB);
+    uint32_t x = h_alloc(&h, 8 * MiB, 0);
+    h_alloc(&h, MiB, 0);
+    uint32_t y = h_alloc(&h, 4 * MiB, 0);
+    h_alloc(&h, MiB, 0);
+    h_free(&h, x);
+    h_free(&h, y);
+    h_alloc(&h, 3 * MiB, 0); /* into y's 4 MiB, not x's 8 */
+    h_alloc(&h, 8 * MiB, 0); /* x's 8 MiB exactly: still one granule */
+    CHECK_EQ(h.m->footprint, 32 * MiB);
+    h_end(&h);
+    /* Growing past the device: idle granules go back first. */
     bool fits;
-    h_start(&h, "async-pool", 72 * MiB);
+    h_start(&h, "async-pool", 96 * MiB);
     a = h_alloc(&h, 40 * MiB, 0);
     h_alloc(&h, 20 * MiB, 0);
-    h_free(&h, a);
-    h_alloc_at(&h, 50 * MiB, 0, CF_RP_POOL, 0, &fits);
+    h_free(&h, a); /* granule 0 idle; granule 1 holds the 20 MiB block */
+    h_alloc_at(&h, 50 * MiB, 0, CF_RP_POOL, 0, &fits); /* at 60 MiB: two more granules */
     CHECK(fits);
-    CHECK_EQ(h.m->footprint, 70 * MiB);
+    CHECK_EQ(h.m->footprint, 96 * MiB);
     h_end(&h);
     h_start(&h, "async-pool", 64 * MiB);
     a = h_alloc(&h, 40 * MiB, 0);
@@ -412,6 +446,7 @@ int main(void)
     pytorch_expandable();
     async_pool_growth();
     async_pool_release();
+    async_pool_range();
     arena();
     printf("replay models: all checks passed\n");
     return 0;
