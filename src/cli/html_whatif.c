@@ -60,8 +60,8 @@ static void row(struct cf_buf *b, const struct cf_rp_device_table *d, unsigned i
     value_cell(b, r->internal, v);
     snprintf(v, sizeof v, "%.1f%%", 100 * r->external);
     value_cell(b, r->external, v);
-    cf_buf_printf(b, "<td class=\"n\" data-value=\"%" PRIu64 "\">%" PRIu64 "</td>",
-                  r->driver_calls, r->driver_calls);
+    cf_buf_printf(b, "<td class=\"n\" data-value=\"%" PRIu64 "\">%" PRIu64 "</td>", r->driver_calls,
+                  r->driver_calls);
     if (oom_known(d)) {
         cf_rp_oom_text(d, r, v, sizeof v);
         if (r->oom)
@@ -137,8 +137,7 @@ static void device(struct cf_buf *b, const struct cf_rp_device_table *d)
                   "<th scope=\"col\" class=\"n\">x live</th><th scope=\"col\" "
                   "class=\"n\">internal</th><th scope=\"col\" class=\"n\">external</th><th "
                   "scope=\"col\" class=\"n\">driver calls</th>%s</tr></thead><tbody>",
-                  d->stream->device,
-                  oom_known(d) ? "<th scope=\"col\">out of memory</th>" : "");
+                  d->stream->device, oom_known(d) ? "<th scope=\"col\">out of memory</th>" : "");
     for (unsigned i = 0; i < d->nresults; i++)
         row(b, d, i, best);
     cf_buf_puts(b, "</tbody></table></div>");

@@ -24,7 +24,6 @@ const struct cf_rp_cache *cf_rp_cache_of(const char *path)
 {
     const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
     for (size_t i = 0; i < sizeof objects / sizeof objects[0]; i++)
-        if (strncmp(base, objects[i].base, strlen(objects[i].base)) == 0)
-            return &objects[i].cache;
+        if (strncmp(base, objects[i].base, strlen(objects[i].base)) == 0) return &objects[i].cache;
     return NULL;
 }
