@@ -30,7 +30,8 @@
 static const char usage[] =
     "usage: cudafrag run [--sim] [--arena] [--blocks] [--trace] [--stack-depth N]\n"
     "                    [--output PATTERN] [--check LIMITS...] [--] PROG [ARGS...]\n"
-    "       cudafrag report [--json | --html OUT.html] TRACE\n"
+    "       cudafrag report [--json | --html OUT.html [--device-memory SIZE]\n"
+    "                       [--model NAME[:KNOB=VALUE,...]]... [--sweep ...]...] TRACE\n"
     "       cudafrag replay [--device-memory SIZE] [--model NAME[:KNOB=VALUE,...]]...\n"
     "                       [--sweep [MODEL:]KNOB=V1,V2,...]... [--json] [--check[=N]] TRACE\n"
     "       cudafrag import [--output TRACE] SNAPSHOT.pickle\n"
@@ -64,7 +65,9 @@ static const char usage[] =
     "TRACE alone, with call sites named from DWARF (file:line, inlined frames).\n"
     "\n"
     "  --json             the JSON report instead of the text one\n"
-    "  --html OUT.html    a self-contained HTML page: memory over time, flame graphs\n"
+    "  --html OUT.html    a self-contained HTML page: memory over time, flame graphs,\n"
+    "                     the what-if table of replay (its --device-memory, --model\n"
+    "                     and --sweep choose the models; default all)\n"
     "\n"
     "replay runs TRACE's device-memory allocations through allocator models (lower-bound,\n"
     "driver, pytorch, async-pool, arena; default all) and prints each one's peak footprint,\n"
@@ -452,28 +455,54 @@ static int cmd_symbolize(int argc, char **argv)
     return symbolize_offsets(argv[i], build_id, argv + i + 1, argc - i - 1);
 }
 
+/* The what-if section's options are cudafrag replay's, read by its parser. */
+static int report_html(const char *path, const char *html, struct cf_whatif *w, bool models)
+{
+    if (html == NULL && models) {
+        fprintf(stderr,
+                "cudafrag: report: --device-memory, --model and --sweep go with --html (the "
+                "page's what-if section)\n%s",
+                usage);
+        return EXIT_USAGE;
+    }
+    if (html == NULL) return -1;
+    int rc = cf_whatif_plan(w, usage);
+    return rc ? rc : cf_html_write(path, html, w);
+}
+
 static int cmd_report(int argc, char **argv)
 {
-    bool json = false;
+    bool json = false, models = false;
     const char *path = NULL, *html = NULL, *v;
+    struct cf_whatif *w = cf_whatif_new();
+    if (w == NULL) die(1, "out of memory%s", "");
     for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0) {
+        int taken = cf_whatif_option(w, argc, argv, &i, usage);
+        if (taken == EXIT_USAGE) {
+            cf_whatif_free(w);
+            return EXIT_USAGE;
+        }
+        if (taken) {
+            models = true;
+        } else if (strcmp(argv[i], "--json") == 0) {
             json = true;
         } else if ((v = option_value("--html", argv, &i, argc)) != NULL) {
             html = v;
         } else if (argv[i][0] == '-' || path) {
             fprintf(stderr, "cudafrag: report: unexpected \"%s\"\n%s", argv[i], usage);
+            cf_whatif_free(w);
             return EXIT_USAGE;
         } else {
             path = argv[i];
         }
     }
-    if (path == NULL) {
+    int rc = EXIT_USAGE;
+    if (path == NULL)
         fprintf(stderr, "cudafrag: report needs a trace file\n%s", usage);
-        return EXIT_USAGE;
-    }
-    if (html) return cf_html_write(path, html);
-    return cf_replay_report(path, json, stdout);
+    else if ((rc = report_html(path, html, w, models)) < 0)
+        rc = cf_replay_report(path, json, stdout);
+    cf_whatif_free(w);
+    return rc;
 }
 
 int main(int argc, char **argv)

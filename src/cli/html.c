@@ -10,10 +10,12 @@
 
 #include "cli/collect.h"
 #include "cli/html_style.h"
+#include "cli/html_whatif.h"
 #include "cli/names.h"
 #include "cli/svg.h"
 #include "cli/views.h"
 #include "cli/weights.h"
+#include "cli/whatif.h"
 #include "report/format.h"
 
 #include "cudafrag_build.h"
@@ -118,7 +120,8 @@ static void header(struct cf_buf *b, const struct cf_snap *s)
         cf_buf_printf(b, "<a href=\"#device-%d\">Device %d</a>", s->devs[i].device,
                       s->devs[i].device);
     cf_buf_puts(b, "<a href=\"#leaks\">Leaks</a><a href=\"#sites\">Call sites</a><a "
-                   "href=\"#fragmentation\">Fragmentation</a><a href=\"#findings\">Findings</a>"
+                   "href=\"#fragmentation\">Fragmentation</a><a href=\"#whatif\">What-if</a><a "
+                   "href=\"#findings\">Findings</a>"
                    "</nav></header>\n");
 }
 
@@ -426,7 +429,8 @@ static void findings(struct cf_buf *b, const struct cf_snap *s)
     cf_buf_puts(b, "</ol></section>\n");
 }
 
-static void page(struct cf_buf *b, const struct cf_coll *c, const char *trace)
+static void page(struct cf_buf *b, const struct cf_coll *c, const char *trace,
+                 const struct cf_rp_table *whatif)
 {
     const struct cf_snap *s = &c->snap;
     head(b, s);
@@ -437,6 +441,7 @@ static void page(struct cf_buf *b, const struct cf_coll *c, const char *trace)
     leaks(b, c);
     sites(b, s);
     fragmentation(b, s);
+    cf_html_whatif(b, whatif);
     ooms(b, s);
     findings(b, s);
     cf_buf_printf(b, "<footer class=\"note\"><p>cudafrag %s &middot; from <code>",
@@ -446,14 +451,18 @@ static void page(struct cf_buf *b, const struct cf_coll *c, const char *trace)
                   cf_html_js);
 }
 
-int cf_html_write(const char *trace, const char *out)
+int cf_html_write(const char *trace, const char *out, struct cf_whatif *w)
 {
     static struct cf_coll c;
-    struct cf_coll_sink sink = {.point = point, .alloc = alloc};
+    /* The what-if replay takes its events in the same pass. */
+    struct cf_coll_sink sink = {.point = point, .alloc = alloc, .event = cf_whatif_event, .ctx = w};
     struct cf_buf b = {0};
     memset(&pg, 0, sizeof pg);
     int rc = cf_coll_run(&c, trace, &sink);
-    if (rc == 0) page(&b, &c, trace);
+    /* A model that could not run is a failure, but its row says why: the page is written. */
+    int models = rc == 0 ? cf_whatif_run(w, trace, &c.snap) : 0;
+    if (models < 0) rc = 1;
+    if (rc == 0) page(&b, &c, trace, cf_whatif_table(w));
     if (rc == 0 && (b.failed || pg.failed)) {
         fprintf(stderr, "cudafrag: out of memory while writing the HTML report\n");
         rc = 1;
@@ -473,5 +482,5 @@ int cf_html_write(const char *trace, const char *out)
     }
     cf_coll_free(&c);
     cf_names_free();
-    return rc;
+    return rc ? rc : models;
 }

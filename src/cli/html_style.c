@@ -54,6 +54,10 @@ const char cf_html_css[] =
     "color:#fff}.sev.high{background:#b00020}.sev.medium{background:#8a5a00}"
     ".sev.low{background:#555}\n"
     ".findings li{margin:.6em 0}.findings p{margin:.2em 0}\n"
+    /* The what-if table: its best allocator, and a trace it does not answer for. */
+    "tr.best th,tr.best td{font-weight:600;background:#eef6fb}td.oom{color:#b00020}"
+    ".warn{border-left:4px solid #b00020;padding:6px 10px;background:#fdf3f4;"
+    "overflow-wrap:anywhere}\n"
     ".icicle rect{stroke:#fff;stroke-width:1}.icicle g:hover rect{stroke:#1a1a1a}\n"
     "code{font:13px ui-monospace,Menlo,Consolas,monospace;overflow-wrap:anywhere}\n"
     ":focus-visible{outline:3px solid #0072b2;outline-offset:2px}\n";

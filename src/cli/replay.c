@@ -370,6 +370,15 @@ int cf_replay_resolve(uint64_t frame, struct cf_sym *out)
     return 0;
 }
 
+int cf_replay_module(uint64_t frame, char *path, size_t n)
+{
+    if (current == NULL || cf_frame_is_python(frame)) return -1;
+    uint32_t mod = CF_FRAME_MODULE(frame);
+    if (mod >= MAX_MODULES || current->modules[mod].path == NULL) return -1;
+    snprintf(path, n, "%s", current->modules[mod].path);
+    return 0;
+}
+
 int cf_replay_header(const char *key, char *value, size_t n)
 {
     if (current == NULL || cf_trace_header_next(&current->trace, key, NULL, value, n) == NULL)

@@ -28,6 +28,10 @@ void cf_replay_close(struct cf_snap *s);
  * (CF_FRAME(CF_PY_MODULE, id)) by its function and file:line. */
 int cf_replay_resolve(uint64_t frame, struct cf_sym *out);
 
+/* The path of a native trace frame's module while a replay is open, without
+ * reading its debug information: 0, or -1 (a Python frame, an unknown module). */
+int cf_replay_module(uint64_t frame, char *path, size_t n);
+
 /* The value of the trace header's key (docs/trace-format.md) while a replay
  * is open: 0, or -1 when the key is absent. */
 int cf_replay_header(const char *key, char *value, size_t n);

@@ -10,8 +10,11 @@
 
 #define CF_EXIT_USAGE 2
 
-/* cudafrag report TRACE --html OUT: 0, or 1 with a message on stderr. */
-int cf_html_write(const char *trace, const char *out);
+struct cf_whatif;
+
+/* cudafrag report TRACE --html OUT, its what-if section from w (whatif.h,
+ * planned): 0, or 1 with a message on stderr. */
+int cf_html_write(const char *trace, const char *out, struct cf_whatif *w);
 
 /* The subcommands; argv holds what follows the command's name. */
 int cf_cmd_export(int argc, char **argv);

@@ -1,13 +1,15 @@
-/* The replay command: options, the trace read once into per-device streams,
- * every model configuration run over each stream, the table printed. The
- * models and the table are the replay library's (src/replay/); this file only
- * connects them to the trace and the command line. */
+/* The what-if analysis: options, the trace read once into per-device streams,
+ * every model configuration run over each stream, the table filled; and the
+ * replay command, which prints it. The models and the table are the replay
+ * library's (src/replay/); this file only connects them to the trace and the
+ * command line. The HTML report runs the same analysis (whatif.h). */
 #include "cli/whatif.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cache_use.h"
 #include "cli/replay.h"
 #include "config/config.h"
 #include "record/record.h"
@@ -30,10 +32,8 @@ struct sweep_spec {
 };
 
 struct options {
-    const char *trace;
     uint64_t device_memory; /* 0: from the trace */
-    bool json;
-    uint32_t check_every; /* 0: no invariant checks */
+    uint32_t check_every;   /* 0: no invariant checks */
     struct cf_rp_config base[MAX_CONFIGS];
     unsigned nbase;
     struct sweep_spec sweeps[MAX_SWEEPS];
@@ -46,6 +46,15 @@ struct plan {
     unsigned nrows;
     struct cf_rp_sweep sweeps[MAX_CONFIGS];
     unsigned nsweeps;
+};
+
+struct cf_whatif {
+    struct options o;
+    struct plan p;
+    struct cf_rp_capture cap;
+    struct cf_cache_use cache;
+    struct cf_rp_device_table devs[CF_RP_MAX_DEVICES];
+    struct cf_rp_table t;
 };
 
 static int usage_error(const char *usage, const char *fmt, const char *arg)
@@ -110,49 +119,68 @@ static const char *option_value(const char *name, char **argv, int *i, int argc)
     return argv[++*i];
 }
 
-/* 0, 1 when done (--models), or EXIT_USAGE. */
-static int parse(int argc, char **argv, struct options *o, const char *usage)
+int cf_whatif_option(struct cf_whatif *w, int argc, char **argv, int *i, const char *usage)
 {
+    struct options *o = &w->o;
     char err[256];
+    const char *v;
+    if ((v = option_value("--device-memory", argv, i, argc))) {
+        if (cf_parse_size(v, 1, UINT64_MAX - 1, &o->device_memory) != 0)
+            return usage_error(usage,
+                               "--device-memory \"%s\": expected a size (digits with an "
+                               "optional K, M, G or T suffix)",
+                               v);
+    } else if ((v = option_value("--model", argv, i, argc))) {
+        if (o->nbase == MAX_CONFIGS) return usage_error(usage, "too many models%s", "");
+        if (cf_rp_config_parse(v, &o->base[o->nbase++], err, sizeof err) != 0)
+            return usage_error(usage, "%s", err);
+    } else if ((v = option_value("--sweep", argv, i, argc))) {
+        if (o->nsweeps == MAX_SWEEPS) return usage_error(usage, "too many sweeps%s", "");
+        if (parse_sweep((char *)v, &o->sweeps[o->nsweeps++], err, sizeof err) != 0)
+            return usage_error(usage, "%s", err);
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+void cf_whatif_set_check(struct cf_whatif *w, uint32_t every)
+{
+    w->o.check_every = every;
+}
+
+struct command {
+    const char *trace;
+    bool json;
+};
+
+/* 0, 1 when done (--models), or EXIT_USAGE. */
+static int parse(int argc, char **argv, struct cf_whatif *w, struct command *c, const char *usage)
+{
     for (int i = 0; i < argc; i++) {
-        const char *v;
+        int rc = cf_whatif_option(w, argc, argv, &i, usage);
+        if (rc == EXIT_USAGE) return rc;
+        if (rc == 1) continue;
         if (strcmp(argv[i], "--models") == 0) {
             list_models();
             return 1;
         } else if (strcmp(argv[i], "--json") == 0) {
-            o->json = true;
+            c->json = true;
         } else if (strcmp(argv[i], "--check") == 0) {
-            o->check_every = 1;
+            cf_whatif_set_check(w, 1);
         } else if (strncmp(argv[i], "--check=", 8) == 0) {
             int64_t n;
             if (cf_parse_int(argv[i] + 8, 1, UINT32_MAX, &n) != 0)
                 return usage_error(usage, "%s: expected --check=N, N from 1", argv[i]);
-            o->check_every = (uint32_t)n;
-        } else if ((v = option_value("--device-memory", argv, &i, argc))) {
-            if (cf_parse_size(v, 1, UINT64_MAX - 1, &o->device_memory) != 0)
-                return usage_error(usage,
-                                   "--device-memory \"%s\": expected a size (digits with an "
-                                   "optional K, M, G or T suffix)",
-                                   v);
-        } else if ((v = option_value("--model", argv, &i, argc))) {
-            if (o->nbase == MAX_CONFIGS) return usage_error(usage, "too many models%s", "");
-            if (cf_rp_config_parse(v, &o->base[o->nbase++], err, sizeof err) != 0)
-                return usage_error(usage, "%s", err);
-        } else if ((v = option_value("--sweep", argv, &i, argc))) {
-            if (o->nsweeps == MAX_SWEEPS) return usage_error(usage, "too many sweeps%s", "");
-            if (parse_sweep((char *)v, &o->sweeps[o->nsweeps++], err, sizeof err) != 0)
-                return usage_error(usage, "%s", err);
-        } else if (argv[i][0] == '-' || o->trace) {
+            cf_whatif_set_check(w, (uint32_t)n);
+        } else if (argv[i][0] == '-' || c->trace) {
             return usage_error(usage, "unexpected \"%s\" (or an option without its value)",
                                argv[i]);
         } else {
-            o->trace = argv[i];
+            c->trace = argv[i];
         }
     }
-    if (o->trace == NULL) return usage_error(usage, "needs a trace file%s", "");
-    if (o->nbase == 0)
-        for (unsigned i = 0; i < cf_rp_nmodels; i++)
-            cf_rp_config_default(&o->base[o->nbase++], cf_rp_models[i]);
+    if (c->trace == NULL) return usage_error(usage, "needs a trace file%s", "");
     return 0;
 }
 
@@ -175,12 +203,17 @@ static int add_sweep(struct plan *p, const struct options *o, unsigned base,
     return 0;
 }
 
-static int make_plan(struct plan *p, const struct options *o, const char *usage)
+int cf_whatif_plan(struct cf_whatif *w, const char *usage)
 {
+    struct plan *p = &w->p;
+    struct options *o = &w->o;
+    if (o->nbase == 0)
+        for (unsigned i = 0; i < cf_rp_nmodels; i++)
+            cf_rp_config_default(&o->base[o->nbase++], cf_rp_models[i]);
     for (unsigned i = 0; i < o->nbase; i++)
         p->rows[p->nrows++] = o->base[i];
-    for (unsigned w = 0; w < o->nsweeps; w++) {
-        const struct sweep_spec *sw = &o->sweeps[w];
+    for (unsigned k = 0; k < o->nsweeps; k++) {
+        const struct sweep_spec *sw = &o->sweeps[k];
         bool any = false;
         for (unsigned b = 0; b < o->nbase; b++) {
             const struct cf_rp_model_def *d = o->base[b].def;
@@ -197,12 +230,13 @@ static int make_plan(struct plan *p, const struct options *o, const char *usage)
     return 0;
 }
 
-static void on_event(const struct cf_event *e, void *ctx)
+void cf_whatif_event(const struct cf_event *e, void *ctx)
 {
-    struct cf_rp_capture *cap = ctx;
+    struct cf_whatif *w = ctx;
     /* The trace's start is known once the replay applies events. */
-    if (cap->start_ns == 0) cap->start_ns = cf_rec.start_ns;
-    cf_rp_capture_event(cap, e);
+    if (w->cap.start_ns == 0) w->cap.start_ns = cf_rec.start_ns;
+    cf_rp_capture_event(&w->cap, e);
+    cf_cache_use_event(&w->cache, e);
 }
 
 static int run_device(struct cf_rp_device_table *d, const struct plan *p, const struct options *o)
@@ -235,71 +269,107 @@ static int run_device(struct cf_rp_device_table *d, const struct plan *p, const 
     return 0;
 }
 
-static int replay(const struct options *o, const struct plan *p)
+int cf_whatif_run(struct cf_whatif *w, const char *trace, const struct cf_snap *snap)
 {
-    static struct cf_rp_capture cap;
-    struct cf_snap snap;
-    cf_rp_capture_init(&cap, 0);
-    struct cf_replay_hooks hooks = {.after_event = on_event, .ctx = &cap};
-    if (cf_replay_open(o->trace, &hooks, &snap) != 0) return 1;
-    int rc = 0;
-    struct cf_rp_device_table devs[CF_RP_MAX_DEVICES];
-    struct cf_rp_table t = {.trace = o->trace,
-                            .program = cf_snap_replay_who.program,
-                            .blocks = snap.blocks,
-                            .devs = devs,
-                            .checked = o->check_every != 0};
-    memset(devs, 0, sizeof devs);
-    if (cap.failed) {
-        fprintf(stderr, "cudafrag: out of memory while reading %s\n", o->trace);
-        rc = 1;
+    struct cf_rp_table *t = &w->t;
+    *t = (struct cf_rp_table){.trace = trace,
+                              .program = cf_snap_replay_who.program,
+                              .blocks = snap->blocks,
+                              .devs = w->devs,
+                              .checked = w->o.check_every != 0};
+    if (w->cap.failed) {
+        fprintf(stderr, "cudafrag: out of memory while reading %s\n", trace);
+        return -1;
     }
-    for (int d = 0; d < CF_RP_MAX_DEVICES && rc == 0; d++) {
-        struct cf_rp_stream *s = cap.dev[d];
+    for (int d = 0; d < CF_RP_MAX_DEVICES; d++) {
+        struct cf_rp_stream *s = w->cap.dev[d];
         if (s == NULL || s->nallocs == 0) continue;
-        devs[t.ndevs].stream = s;
-        if (run_device(&devs[t.ndevs++], p, o) != 0) {
-            fprintf(stderr, "cudafrag: out of memory while replaying %s\n", o->trace);
-            rc = 1;
+        w->devs[t->ndevs].stream = s;
+        if (run_device(&w->devs[t->ndevs++], &w->p, &w->o) != 0) {
+            fprintf(stderr, "cudafrag: out of memory while replaying %s\n", trace);
+            return -1;
         }
     }
-    if (rc == 0) {
-        struct cf_buf b = {0};
-        if (o->json)
-            cf_rp_render_json(&t, &b);
-        else
-            cf_rp_render_text(&t, &b);
-        if (b.failed) {
-            fprintf(stderr, "cudafrag: out of memory while printing the replay of %s\n", o->trace);
-            rc = 1;
-        } else {
-            fwrite(b.data, 1, b.len, stdout);
-        }
-        cf_buf_free(&b);
-    }
-    for (unsigned i = 0; i < t.ndevs; i++) {
-        for (unsigned r = 0; r < devs[i].nresults; r++) {
-            if (devs[i].results[r].error[0] == '\0') continue;
+    cf_cache_use_find(&w->cache, t);
+    int rc = 0;
+    for (unsigned i = 0; i < t->ndevs; i++)
+        for (unsigned r = 0; r < w->devs[i].nresults; r++) {
+            if (w->devs[i].results[r].error[0] == '\0') continue;
             /* The table says so too, but a model that could not run is a failure. */
-            fprintf(stderr, "cudafrag: %s\n", devs[i].results[r].error);
+            fprintf(stderr, "cudafrag: %s\n", w->devs[i].results[r].error);
             rc = 1;
         }
-        free(devs[i].results);
-        free(devs[i].sweeps);
-    }
-    cf_rp_capture_fini(&cap);
-    cf_replay_close(&snap);
     return rc;
+}
+
+const struct cf_rp_table *cf_whatif_table(const struct cf_whatif *w)
+{
+    return &w->t;
+}
+
+struct cf_whatif *cf_whatif_new(void)
+{
+    struct cf_whatif *w = calloc(1, sizeof *w);
+    if (w) cf_rp_capture_init(&w->cap, 0);
+    return w;
+}
+
+void cf_whatif_free(struct cf_whatif *w)
+{
+    if (w == NULL) return;
+    for (unsigned i = 0; i < CF_RP_MAX_DEVICES; i++) {
+        free(w->devs[i].results);
+        free(w->devs[i].sweeps);
+    }
+    cf_rp_capture_fini(&w->cap);
+    cf_cache_use_free(&w->cache);
+    free(w);
+}
+
+static int print_table(const struct cf_rp_table *t, bool json)
+{
+    struct cf_buf b = {0};
+    if (json)
+        cf_rp_render_json(t, &b);
+    else
+        cf_rp_render_text(t, &b);
+    int rc = 0;
+    if (b.failed) {
+        fprintf(stderr, "cudafrag: out of memory while printing the replay of %s\n", t->trace);
+        rc = 1;
+    } else {
+        fwrite(b.data, 1, b.len, stdout);
+    }
+    cf_buf_free(&b);
+    return rc;
+}
+
+static int replay(struct cf_whatif *w, const struct command *c)
+{
+    struct cf_snap snap;
+    struct cf_replay_hooks hooks = {.after_event = cf_whatif_event, .ctx = w};
+    if (cf_replay_open(c->trace, &hooks, &snap) != 0) return 1;
+    int rc = cf_whatif_run(w, c->trace, &snap);
+    /* The table is printed even when a model failed: its row says why. */
+    if (rc >= 0 && print_table(&w->t, c->json) != 0) rc = 1;
+    cf_replay_close(&snap);
+    return rc ? 1 : 0;
 }
 
 int cf_cmd_replay(int argc, char **argv, const char *usage)
 {
-    static struct options o;
-    static struct plan p;
-    memset(&o, 0, sizeof o);
-    memset(&p, 0, sizeof p);
-    int rc = parse(argc, argv, &o, usage);
-    if (rc == 1) return 0;
-    if (rc == 0) rc = make_plan(&p, &o, usage);
-    return rc ? rc : replay(&o, &p);
+    struct command c = {0};
+    struct cf_whatif *w = cf_whatif_new();
+    if (w == NULL) {
+        fprintf(stderr, "cudafrag: out of memory\n");
+        return 1;
+    }
+    int rc = parse(argc, argv, w, &c, usage);
+    if (rc == 0) rc = cf_whatif_plan(w, usage);
+    if (rc == 0)
+        rc = replay(w, &c);
+    else if (rc == 1) /* --models: listed */
+        rc = 0;
+    cf_whatif_free(w);
+    return rc;
 }

@@ -6,24 +6,32 @@
 #include "config/config.h"
 #include "report/format.h"
 
+/* Whether r does better than b: no error, no out of memory when the other runs
+ * out, then the lower peak footprint, then fewer driver calls. */
+static bool better(const struct cf_rp_result *r, const struct cf_rp_result *b)
+{
+    if (r->error[0]) return false;
+    if (b == NULL) return true;
+    if (r->oom != b->oom) return !r->oom;
+    if (r->peak_footprint != b->peak_footprint) return r->peak_footprint < b->peak_footprint;
+    return r->driver_calls < b->driver_calls;
+}
+
 int cf_rp_sweep_best(const struct cf_rp_result *rows, unsigned first, unsigned count)
 {
     int best = -1;
-    for (unsigned i = first; i < first + count; i++) {
-        const struct cf_rp_result *r = &rows[i];
-        if (r->error[0]) continue;
-        if (best < 0) {
-            best = (int)i;
-            continue;
-        }
-        const struct cf_rp_result *b = &rows[best];
-        if (r->oom != b->oom) {
-            if (!r->oom) best = (int)i;
-        } else if (r->peak_footprint != b->peak_footprint) {
-            if (r->peak_footprint < b->peak_footprint) best = (int)i;
-        } else if (r->driver_calls < b->driver_calls) {
-            best = (int)i;
-        }
+    for (unsigned i = first; i < first + count; i++)
+        if (better(&rows[i], best < 0 ? NULL : &rows[best])) best = (int)i;
+    return best;
+}
+
+int cf_rp_best_model(const struct cf_rp_device_table *d)
+{
+    int best = -1;
+    for (unsigned i = 0; i < d->nresults; i++) {
+        const struct cf_rp_result *r = &d->results[i];
+        if (r->config && r->config->def == &cf_rp_model_lower_bound) continue;
+        if (better(r, best < 0 ? NULL : &d->results[best])) best = (int)i;
     }
     return best;
 }
@@ -40,8 +48,8 @@ static double secs(uint64_t ns)
 
 /* ---- text ---- */
 
-static void oom_text(const struct cf_rp_device_table *d, const struct cf_rp_result *r, char *out,
-                     size_t n)
+void cf_rp_oom_text(const struct cf_rp_device_table *d, const struct cf_rp_result *r, char *out,
+                    size_t n)
 {
     char t[32];
     if (d->device_memory == CF_RP_UNLIMITED)
@@ -64,7 +72,7 @@ static void row_text(const struct cf_rp_table *t, const struct cf_rp_device_tabl
         cf_buf_printf(o, "  %-*s  not run: %s\n", width, r->label, r->error);
         return;
     }
-    oom_text(d, r, oom, sizeof oom);
+    cf_rp_oom_text(d, r, oom, sizeof oom);
     cf_buf_printf(o, "  %-*s  %14s  %7.3f  %8.1f%%  %8.1f%%  %12llu  %s", width, r->label,
                   cf_fmt_bytes(r->peak_footprint, peak, sizeof peak),
                   ratio(r->peak_footprint, r->peak_live), 100 * r->internal, 100 * r->external,
@@ -90,6 +98,17 @@ static void sweep_text(const struct cf_rp_device_table *d, const struct cf_rp_sw
                       100.0 * ((double)b->peak_footprint / (double)base->peak_footprint - 1),
                       base->label);
     cf_buf_puts(o, b->oom ? ", runs out of memory)\n" : ")\n");
+}
+
+static void best_text(const struct cf_rp_device_table *d, struct cf_buf *o)
+{
+    char peak[32];
+    int best = cf_rp_best_model(d);
+    if (best < 0) return;
+    const struct cf_rp_result *b = &d->results[best];
+    cf_buf_printf(o, "  best: %s (peak footprint %s, %.3f x live%s)\n", b->label,
+                  cf_fmt_bytes(b->peak_footprint, peak, sizeof peak),
+                  ratio(b->peak_footprint, b->peak_live), b->oom ? ", runs out of memory" : "");
 }
 
 static void device_text(const struct cf_rp_table *t, const struct cf_rp_device_table *d,
@@ -121,9 +140,25 @@ static void device_text(const struct cf_rp_table *t, const struct cf_rp_device_t
                   "x live", "internal", "external", "driver calls", "out of memory");
     for (unsigned i = 0; i < d->nresults; i++)
         row_text(t, d, &d->results[i], width, o);
+    best_text(d, o);
     if (d->nsweeps) cf_buf_puts(o, "\n");
     for (unsigned i = 0; i < d->nsweeps; i++)
         sweep_text(d, &d->sweeps[i], o);
+}
+
+void cf_rp_cache_note(const struct cf_rp_table *t, struct cf_buf *o)
+{
+    const char *fw = t->cache.framework;
+    if (fw == NULL) return;
+    cf_buf_printf(o,
+                  "not block-level: %llu of %llu allocations replayed came from %s's caching "
+                  "allocator\n(%s), in a run that did not bypass it: unless the program "
+                  "turned the cache off\nitself, they are the cache's segments, not its "
+                  "tensors, and every model below caches them\nagain. For the tensors, trace "
+                  "the run with `cudafrag run --blocks --trace` or import a\nmemory snapshot "
+                  "(`cudafrag import`): docs/replay.md.\n",
+                  (unsigned long long)t->cache.allocations, (unsigned long long)t->cache.of, fw,
+                  t->cache.module);
 }
 
 void cf_rp_render_text(const struct cf_rp_table *t, struct cf_buf *o)
@@ -133,6 +168,7 @@ void cf_rp_render_text(const struct cf_rp_table *t, struct cf_buf *o)
     if (t->blocks && t->blocks[0])
         cf_buf_printf(o, "blocks: framework caches bypassed (cudafrag run --blocks): %s\n",
                       t->blocks);
+    cf_rp_cache_note(t, o);
     if (t->ndevs == 0) cf_buf_puts(o, "\nno device memory was allocated: nothing to replay\n");
     for (unsigned i = 0; i < t->ndevs; i++)
         device_text(t, &t->devs[i], o);
@@ -270,6 +306,8 @@ static void device_json(struct json *j, const struct cf_rp_table *t,
     for (unsigned i = 0; i < d->nresults; i++)
         result_json(j, t, d, &d->results[i]);
     close_arr(j);
+    int best = cf_rp_best_model(d);
+    k_str(j, "best", best < 0 ? NULL : d->results[best].label);
     open_arr(j, "sweeps");
     for (unsigned i = 0; i < d->nsweeps; i++) {
         const struct cf_rp_sweep *w = &d->sweeps[i];
@@ -308,6 +346,24 @@ static void block_capture(struct json *j, const char *blocks)
     close_arr(j);
 }
 
+static void cache_json(struct json *j, const struct cf_rp_table *t)
+{
+    if (t->cache.framework == NULL) {
+        k_str(j, "framework_cache", NULL);
+        return;
+    }
+    struct cf_buf note = {0};
+    cf_rp_cache_note(t, &note);
+    open_obj(j, "framework_cache");
+    k_str(j, "framework", t->cache.framework);
+    k_str(j, "module", t->cache.module);
+    k_u64(j, "allocations", t->cache.allocations);
+    k_u64(j, "of", t->cache.of);
+    k_str(j, "note", note.failed ? NULL : note.data);
+    close_obj(j);
+    cf_buf_free(&note);
+}
+
 void cf_rp_render_json(const struct cf_rp_table *t, struct cf_buf *o)
 {
     struct json j = {.o = o, .first = true};
@@ -315,6 +371,7 @@ void cf_rp_render_json(const struct cf_rp_table *t, struct cf_buf *o)
     k_str(&j, "trace", t->trace);
     k_str(&j, "program", t->program);
     block_capture(&j, t->blocks);
+    cache_json(&j, t);
     open_arr(&j, "devices");
     for (unsigned i = 0; i < t->ndevs; i++)
         device_json(&j, t, &t->devs[i]);

@@ -5,6 +5,7 @@
 #define CF_REPLAY_TABLE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "replay/run.h"
@@ -36,12 +37,31 @@ struct cf_rp_table {
     struct cf_rp_device_table *devs;
     unsigned ndevs;
     bool checked; /* invariants were checked: show the violations */
+    /* Allocations a framework's caching allocator made (caches.h) in a run that
+     * did not bypass it: its segments. framework NULL: none seen. */
+    struct {
+        const char *framework;
+        char module[128];
+        uint64_t allocations, of; /* of: the allocations replayed */
+    } cache;
 };
 
 /* The best row of a sweep: no error, no out of memory when some setting
  * avoids it, then the lowest peak footprint, then the fewest driver calls,
  * then the first given. -1 when no row ran. */
 int cf_rp_sweep_best(const struct cf_rp_result *rows, unsigned first, unsigned count);
+
+/* The row an allocator does best with on this device (the lower bound is a
+ * floor, not an allocator): the order of a sweep's best. -1 when none ran. */
+int cf_rp_best_model(const struct cf_rp_device_table *d);
+
+/* The out-of-memory column of row r: "-", "no" or "at op N, +T". */
+void cf_rp_oom_text(const struct cf_rp_device_table *d, const struct cf_rp_result *r, char *out,
+                    size_t n);
+
+/* Why the table does not answer for the program's own tensors when t.cache
+ * names a framework: plain text, lines ended by newlines; nothing otherwise. */
+void cf_rp_cache_note(const struct cf_rp_table *t, struct cf_buf *out);
 
 void cf_rp_render_text(const struct cf_rp_table *t, struct cf_buf *out);
 void cf_rp_render_json(const struct cf_rp_table *t, struct cf_buf *out);

@@ -11,7 +11,8 @@
  *
  * Either way it runs the same tensor stream (TENSORS allocations, sizes 1 KiB to
  * 3 MiB, half of them freed as it goes, the rest at the end) and prints
- * "<mode> <cached|blocks> tensors N driver-allocations M". */
+ * "<mode> <cached|blocks> tensors N driver-allocations M". The torch mode calls
+ * the driver from libc10_cuda.so (fake_c10_cuda.c), as PyTorch does. */
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <stdbool.h>
@@ -20,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include "fake_c10_cuda.h"
 
 #define TENSORS 240
 #define SEGMENT (256ull << 20)
@@ -45,14 +48,14 @@ static void *driver_alloc(size_t size)
         return (void *)(uintptr_t)p;
     }
     void *p;
-    cudaError_t rc = cudaMalloc(&p, size);
+    cudaError_t rc = fake_c10_malloc(&p, size);
     if (rc != cudaSuccess) die("cudaMalloc", rc);
     return p;
 }
 
 static void driver_free(void *p)
 {
-    int rc = jax ? (int)cuMemFree((CUdeviceptr)(uintptr_t)p) : (int)cudaFree(p);
+    int rc = jax ? (int)cuMemFree((CUdeviceptr)(uintptr_t)p) : (int)fake_c10_free(p);
     if (rc != 0) die("free", rc);
 }
 

@@ -192,6 +192,94 @@ def count_colour(path, rgb):
     return sum(1 for row in rows for x in range(w) if tuple(row[x * bpp:x * bpp + 3]) == rgb)
 
 
+def js_errors(html):
+    """The errors the page's scripts raise in the browser, counted by a probe
+    that listens before any of them runs."""
+    probe = os.path.join(TMP, "errors.html")
+    listen = ("<head><script>var cfErrors=0;addEventListener('error',function(){cfErrors++});"
+              "</script>")
+    report = ("<script>addEventListener('load',function(){document.body.setAttribute("
+              "'data-errors',String(cfErrors))})</script></body>")
+    with open(probe, "w", encoding="utf-8") as f:
+        f.write(html.replace("<head>", listen, 1).replace("</body>", report, 1))
+    m = re.search(r'data-errors="(\d+)"', browse(probe, "--dump-dom",
+                                                  "--virtual-time-budget=2000"))
+    expect(m, "the error probe did not run")
+    return int(m.group(1))
+
+
+def whatif_tables(dom):
+    """The what-if section's tables: device -> {label: {cell: value}}, and the
+    best row's label per device."""
+    sec = re.search(r'<section id="whatif">.*?</section>', dom, re.S)
+    expect(sec, "no what-if section")
+    tables, best = {}, {}
+    for dev, body in re.findall(r'<table class="whatif" data-device="(\d+)">(.*?)</table>',
+                                sec.group(0), re.S):
+        rows = {}
+        for tr, cells in re.findall(r"(<tr data-label[^>]*>)(.*?)</tr>", body, re.S):
+            label = html_unescape(attrs(tr)["data-label"])
+            tds = re.findall(r"<td([^>]*)>(.*?)</td>", cells, re.S)
+            rows[label] = [(attrs(a), html_unescape(re.sub(r"<[^>]+>", "", t))) for a, t in tds]
+            if 'class="best"' in tr:
+                best[int(dev)] = label
+        tables[int(dev)] = rows
+    return sec.group(0), tables, best
+
+
+def html_unescape(s):
+    import html
+    return html.unescape(s)
+
+
+def oom_words(model, device_memory):
+    """The out-of-memory column as the text table writes it (src/replay/table.c)."""
+    if device_memory is None:
+        return None
+    if model["oom"] is None:
+        return "no"
+    return "at op %d, +" % model["oom"]["op"]
+
+
+def check_whatif(dom, trace, *options):
+    """The section's figures are cudafrag replay --json's on the same trace."""
+    want = json.loads(cli("replay", "--json", *options, trace).stdout)
+    sec, tables, best = whatif_tables(dom)
+    expect(sorted(tables) == [d["device"] for d in want["devices"]],
+           "what-if devices %s, replay %s" % (sorted(tables), [d["device"] for d in want["devices"]]))
+    for d in want["devices"]:
+        rows = tables[d["device"]]
+        expect(list(rows) == [m["label"] for m in d["models"]],
+               "device %d rows %s, replay %s" % (d["device"], list(rows),
+                                                 [m["label"] for m in d["models"]]))
+        expect(best.get(d["device"]) == d["best"], "device %d best %s, replay %s"
+               % (d["device"], best.get(d["device"]), d["best"]))
+        for m in d["models"]:
+            cells = rows[m["label"]]
+            got = [int(cells[0][0]["data-bytes"]), float(cells[1][0]["data-value"]),
+                   float(cells[2][0]["data-value"]), float(cells[3][0]["data-value"]),
+                   int(cells[4][0]["data-value"])]
+            exp = [m["peak_footprint_bytes"], m["peak_footprint_over_peak_live"],
+                   m["internal_fragmentation_at_peak"], m["external_fragmentation_at_peak"],
+                   m["driver_calls"]]
+            expect(got == exp, "%s on device %d: page %s, replay %s"
+                   % (m["label"], d["device"], got, exp))
+            words = oom_words(m, d["device_memory_bytes"])
+            expect(len(cells) == (5 if words is None else 6), "%s: out-of-memory column"
+                   % m["label"])
+            if words is not None:
+                expect(cells[5][1].startswith(words), "%s: out of memory '%s', replay %s"
+                       % (m["label"], cells[5][1], m["oom"]))
+                if m["oom"]:
+                    expect(int(cells[5][0]["data-oom-op"]) == m["oom"]["op"], "OOM op")
+        lower = [m for m in d["models"] if m["model"] == "lower-bound"]
+        if lower:
+            expect(lower[0]["peak_footprint_bytes"] == d["peak_live_bytes"], "lower bound")
+    expect(("whatif-not-block-level" in sec) == (want["framework_cache"] is not None),
+           "the not-block-level note")
+    return want
+
+
 def case_html():
     trace, report = workload("video_pipeline")
     page = os.path.join(TMP, "report.html")
@@ -205,9 +293,12 @@ def case_html():
     # 24 000 changes: the lines are downsampled to at most 2000 points.
     expect(int(lines["live"]["data-samples"]) < report["summary"]["allocs"], "not downsampled")
     check_icicle(dom, report, "cudaMalloc (video_pipeline.c:61)")
-    for section in ("summary", "device-0", "leaks", "sites", "fragmentation", "findings"):
+    for section in ("summary", "device-0", "leaks", "sites", "fragmentation", "whatif",
+                    "findings"):
         expect('id="%s"' % section, "section %s missing" % section)
     expect(dom.count('<span class="sev ') == len(report["findings"]), "findings listed")
+    check_whatif(dom, trace)
+    expect(js_errors(html) == 0, "the page's script raised errors")
     shot = os.path.join(TMP, "wide.png")
     browse(page, "--screenshot=" + shot, size="1280,1600")
     # The series' colours on screen: the plot was drawn, not only put in the DOM.
@@ -461,7 +552,43 @@ def case_check():
            .returncode == 2, "--check without a limit")
 
 
-CASES = {"html": case_html, "html-exact": case_html_exact, "torch-snapshot": case_torch,
+def case_html_whatif():
+    """The what-if section on a committed H200 trace and on a bundled workload
+    run out of memory on a small device, with the models chosen as cudafrag
+    replay takes them; the page's script raises no error."""
+    traces = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "replay", "traces")
+    page = os.path.join(TMP, "holes.html")
+    holes = os.path.join(traces, "holes.cftrace")
+    cli("report", holes, "--html", page)
+    with open(page, encoding="utf-8") as f:
+        html = f.read()
+    want = check_whatif(html, holes)
+    expect(len(want["devices"][0]["models"]) == 5, "not the default five models")
+    expect(want["devices"][0]["device_memory_bytes"], "the H200 trace names its memory")
+    expect(js_errors(html) == 0, "the page's script raised errors")
+    # The probe itself sees an error (else the check above could not fail).
+    expect(js_errors(html.replace("</main>", "</main><script>cfNoSuchThing()</script>")) == 1,
+           "the error probe misses a failing script")
+    trace, _ = workload("video_pipeline")
+    options = ("--device-memory", "64M", "--model", "pytorch:max_split_size_mb=20",
+               "--model", "driver", "--model", "arena")
+    cli("report", "--html", page, *options, trace)
+    with open(page, encoding="utf-8") as f:
+        html = f.read()
+    want = check_whatif(browse(page, "--dump-dom"), trace, *options)
+    d = want["devices"][0]
+    expect([m["label"] for m in d["models"]] == ["pytorch:max_split_size_mb=20", "driver",
+                                                 "arena"], "the models given")
+    expect(any(m["oom"] for m in d["models"]), "no model runs out on 64 MiB")
+    expect(d["device_memory_from"] == "option", "device memory not from the option")
+    # The options are the page's: without --html they are refused.
+    p = cli("report", "--model", "arena", trace, status=2)
+    expect("go with --html" in p.stderr, "report --model without --html: %s" % p.stderr)
+    p = cli("report", "--html", page, "--model", "nosuch", trace, status=2)
+    expect("nosuch" in p.stderr, "an unknown model: %s" % p.stderr)
+
+
+CASES = {"html": case_html, "html-exact": case_html_exact, "html-whatif": case_html_whatif, "torch-snapshot": case_torch,
          "chrome-trace": case_chrome, "folded": case_folded, "rmm-csv": case_rmm,
          "diff": case_diff, "merge": case_merge, "check": case_check}
 
