@@ -154,7 +154,7 @@ static void cover_finish(const struct cf_snap *s, struct cf_finding *f, struct c
 static const char *where(const struct cf_snap *s, const struct cf_finding *f, char *out, size_t n)
 {
     if (f->nsites == 1)
-        cf_snap_site_label(s, f->sites[0].site, out, n);
+        cf_snap_site_label_short(s, f->sites[0].site, out, n);
     else
         snprintf(out, n, "%u call sites", f->nsites);
     return out;

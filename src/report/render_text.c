@@ -156,7 +156,9 @@ static const char *no_python_why(uint32_t marker)
     return marker == CF_PY_GIL_RELEASED
                ? "no Python frames: the thread had released the GIL, as ctypes.CDLL and most "
                  "framework operations do"
-               : "no Python frames: no Python code on this thread's stack";
+               : "no Python frames: no Python code on this thread's stack (a native worker "
+                 "thread, such as PyTorch's autograd engine running the backward pass; "
+                 "shown: its first frame outside allocators)";
 }
 
 /* "3000/s" over a second or more; a shorter burst as its count and span. */
@@ -429,7 +431,7 @@ static void finding_sites(const struct cf_snap *s, const struct cf_finding *f, s
             continue;
         }
         char label[512];
-        cf_snap_site_label(s, e->site, label, sizeof label);
+        cf_snap_site_label_short(s, e->site, label, sizeof label);
         cf_buf_printf(o, "      %3.0f%%  %s  (%s)\n", pct(e->share), label, e->note);
     }
     if (f->nsites > s->top)

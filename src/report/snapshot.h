@@ -108,6 +108,11 @@ void cf_snap_describe_missing(const struct cf_snap *s, char *out, size_t n);
 /* "function (module+0x1f2c) file.c:42" (Python: "function (python) file.py:42")
  * for the frame a site is shown at. */
 void cf_snap_site_label(const struct cf_snap *s, int site, char *out, size_t n);
+/* The same with a long C++ name (over 64 bytes) without its parameters and long
+ * template arguments ("at::native::gpu_reduce_kernel<...>"): for one-line mentions
+ * in findings. */
+void cf_snap_site_label_short(const struct cf_snap *s, int site, char *out, size_t n);
+void cf_cxx_compact(const char *name, char *out, size_t n);
 /* The same for one frame. */
 void cf_snap_frame_label(const struct cf_snap *s, uintptr_t frame, char *out, size_t n);
 /* The frame a site is shown at: its first that is not allocator or framework

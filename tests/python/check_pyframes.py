@@ -189,7 +189,9 @@ def check_text(where, text, marks):
                  f"       <module> (python) {name}:{marks['CALL_MAIN']}\n",
                  f"    at alloc_b (python) {name}:{marks['SITE_B']}\n"
                  f"       main (python) {name}:{marks['CALL_B']}\n",
-                 "(no Python frames: no Python code on this thread's stack)",
+                 "(no Python frames: no Python code on this thread's stack (a native worker "
+                 "thread, such as PyTorch's autograd engine running the backward pass; shown: "
+                 "its first frame outside allocators))",
                  f"       21%  alloc_a (python) {name}:{marks['SITE_A']}  (4.00 MiB in 4 "
                  "allocations)\n"):
         expect(f"{where}: text lacks {want!r}", want in text)
