@@ -140,11 +140,13 @@ static struct tlsf_block *take(struct cf_dev_arena *d, uint64_t size, CUstream s
 static CUresult map_block(struct cf_dev_arena *d, struct tlsf_block *b)
 {
     CUresult rc = CUDA_SUCCESS;
-    uint64_t run, bytes;
+    uint64_t run, bytes, at = b->addr, end = b->addr + b->size;
     pthread_mutex_lock(&d->grow);
-    for (;;) {
+    /* From where the last run ended (granules before it stay mapped: b holds
+     * them and trims take the grow mutex): a block of many chunks is scanned once. */
+    while (at < end) {
         cf_dev_lock(d);
-        bool more = cf_gmap_next_unmapped(&d->bk.gmap, b->addr, b->size, &run, &bytes);
+        bool more = cf_gmap_next_unmapped(&d->bk.gmap, at, end - at, &run, &bytes);
         cf_dev_unlock(d);
         if (!more) break;
         rc = cf_backing_map(&d->bk, run, bytes);
@@ -162,6 +164,7 @@ static CUresult map_block(struct cf_dev_arena *d, struct tlsf_block *b)
         d->granules_mapped += bytes / d->bk.granule;
         note_mapped(d);
         cf_dev_unlock(d);
+        at = run + bytes;
     }
     pthread_mutex_unlock(&d->grow);
     cf_dev_lock(d);

@@ -97,12 +97,14 @@ static void trim_for_peak(struct shadow_dev *s, const struct tlsf_block *b)
 
 static void map_block(struct shadow_dev *s, const struct tlsf_block *b)
 {
-    uint64_t run, bytes;
+    uint64_t run, bytes, at = b->addr, end = b->addr + b->size;
     trim_for_peak(s, b);
-    while (cf_gmap_next_unmapped(&s->gmap, b->addr, b->size, &run, &bytes)) {
+    /* From where the last run ended: a block of many chunks is scanned once. */
+    while (at < end && cf_gmap_next_unmapped(&s->gmap, at, end - at, &run, &bytes)) {
         cf_gmap_set_mapped(&s->gmap, run, bytes);
         s->granules_mapped += bytes / CF_BACKING_GRANULE;
         s->chunks_mapped++;
+        at = run + bytes;
     }
     note_mapped(s);
 }
