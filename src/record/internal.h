@@ -120,7 +120,8 @@ struct cf_site *cf_site_get(uint64_t hash, enum cf_api api, const uintptr_t *fra
 int cf_site_home(struct cf_site *site, int slot);
 /* With the home slot locked: an allocation, and the end of one's life. */
 void cf_site_count_locked(struct cf_site *site, uint64_t size, uint64_t now);
-void cf_site_free_locked(struct cf_site *site, uint64_t size, uint64_t lifetime_ns);
+/* sign -1: an allocation's end; +1: undone (its free failed). */
+void cf_site_free_locked(struct cf_site *site, uint64_t size, uint64_t lifetime_ns, int sign);
 void cf_site_fail(struct cf_site *site, int slot); /* a failed allocation; locks */
 void cf_site_lock(void);                           /* the table */
 void cf_site_unlock(void);
@@ -137,13 +138,20 @@ void cf_trace_site(const struct cf_site *site);
  * count it at its site and pool, all under a's slot lock when they live there.
  * Returns true when a's device reached a new footprint peak. */
 bool cf_live_insert(struct cf_alloc *a, struct cf_site *site, struct cf_pool *pool, uint64_t *seq);
-struct cf_alloc *cf_live_remove(uint64_t addr, uint64_t now); /* NULL: not live */
-/* Undo cf_live_remove after a free that failed; a is retired instead when its
+/* addr out of the live set (NULL: not live), its site's and pool's figures with
+ * it, in the critical section of its slot when they live there: its life ends at
+ * *end, the clock read in that section when 0 (in process: the free's start, the
+ * time of the free's event less its duration). */
+struct cf_alloc *cf_live_remove(uint64_t addr, uint64_t now, uint64_t *end);
+/* Undo cf_live_remove after a free that failed; a is forgotten instead when its
  * address has been recorded again meanwhile. */
 void cf_live_restore(struct cf_alloc *a, uint64_t now);
+/* After cf_live_remove, the free done: the lifetime histogram, the node freed. */
+void cf_live_forget(struct cf_alloc *a);
 void cf_live_build_view(void); /* cf_rec.live, with every slot locked */
 void cf_live_drop_view(void);
-/* The end of an allocation's life: site, pool, lifetime histogram, node freed. */
+/* The end of an allocation's life not seen as a free (replaced in its table):
+ * site, pool, lifetime histogram, node freed. */
 void cf_rec_retire(struct cf_alloc *a, uint64_t now);
 
 /* ---- footprint.c: the slots, their locks and footprints, the event order ---- */
@@ -232,6 +240,8 @@ uint64_t cf_atomic_max(uint64_t *slot, uint64_t v); /* returns the previous maxi
 struct cf_pool *cf_pool_get(uint64_t handle, int device);
 /* With the pool's home slot locked: an allocation (bytes > 0) or a free from it. */
 void cf_pool_count_locked(struct cf_pool *p, int64_t bytes);
+/* With the pool's home slot locked: a free from it (sign -1), or undone (+1). */
+void cf_pool_free_locked(struct cf_pool *p, uint64_t bytes, int sign);
 /* After an allocation from pool, the driver may have grown it (by more than the
  * allocation: frees pending on other streams are not reusable yet), so its
  * reserved bytes are read after each one; all its attributes once per interval.
@@ -276,7 +286,7 @@ struct cf_event;
 /* Returns true at a new footprint peak; *brief describes the entry as inserted. */
 bool cf_apply_alloc(struct cf_event *e, struct cf_site *site, struct cf_alloc_brief *brief);
 /* Takes addr out of the live set (NULL: not live), then cf_apply_free finishes. */
-struct cf_alloc *cf_apply_free_begin(uint64_t addr, uint64_t now);
+struct cf_alloc *cf_apply_free_begin(uint64_t addr, uint64_t now, uint64_t *end);
 void cf_apply_free(struct cf_event *e, struct cf_alloc *a);
 void cf_apply_graph_high(const struct cf_event *e);
 void cf_apply_mark(const struct cf_event *e);

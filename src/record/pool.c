@@ -214,6 +214,13 @@ void cf_pool_count_locked(struct cf_pool *p, int64_t bytes)
     }
 }
 
+void cf_pool_free_locked(struct cf_pool *p, uint64_t bytes, int sign)
+{
+    p->frees += (uint64_t)-sign;
+    p->live_bytes += (uint64_t)sign * bytes;
+    if (p->live_bytes > p->peak_live_bytes) p->peak_live_bytes = p->live_bytes;
+}
+
 /* Without the pool's lock: the answer only picks which reads to make, and the
  * full sample is claimed with a compare-and-swap on its time, so concurrent
  * allocations take one between them. */
