@@ -67,7 +67,7 @@ static struct cf_alloc *new_alloc(const struct cf_event *e, struct cf_site *site
     return a;
 }
 
-static void store_oom(const struct cf_event *e, struct cf_site *site)
+CF_COLD static void store_oom(const struct cf_event *e, struct cf_site *site)
 {
     pthread_mutex_lock(&misc_lock);
     if (cf_rec.nooms < CF_MAX_OOMS) {

@@ -51,7 +51,7 @@ struct cf_thread {
 };
 
 extern __thread struct cf_thread *cf_thread_tls __attribute__((tls_model("initial-exec")));
-struct cf_thread *cf_thread_attach(void); /* NULL: no memory, nothing is counted */
+CF_COLD struct cf_thread *cf_thread_attach(void); /* NULL: no memory, nothing is counted */
 /* The calling thread's block. */
 static inline struct cf_thread *cf_thread_self(void)
 {
@@ -65,7 +65,7 @@ static inline void cf_count(uint64_t *slot, uint64_t v)
 }
 /* cf_rec.total_allocs/total_frees from every block (the crash summary reads them
  * without locks, so live.c refreshes them now and then). */
-void cf_thread_publish_totals(void);
+CF_COLD void cf_thread_publish_totals(void);
 void cf_thread_lock(void); /* fork: the registry, after the record locks */
 void cf_thread_unlock(void);
 void cf_thread_after_fork_child(void); /* also releases the registry lock */
@@ -122,8 +122,8 @@ int cf_site_home(struct cf_site *site, int slot);
 void cf_site_count_locked(struct cf_site *site, uint64_t size, uint64_t now);
 /* sign -1: an allocation's end; +1: undone (its free failed). */
 void cf_site_free_locked(struct cf_site *site, uint64_t size, uint64_t lifetime_ns, int sign);
-void cf_site_fail(struct cf_site *site, int slot); /* a failed allocation; locks */
-void cf_site_lock(void);                           /* the table */
+CF_COLD void cf_site_fail(struct cf_site *site, int slot); /* a failed allocation; locks */
+void cf_site_lock(void);                                   /* the table */
 void cf_site_unlock(void);
 bool cf_site_lock_until(const struct timespec *deadline);
 
@@ -131,7 +131,7 @@ bool cf_site_lock_until(const struct timespec *deadline);
 /* The trace's frame value of a return address: CF_FRAME(module id, offset). */
 uint64_t cf_module_frame(uintptr_t addr);
 /* Emits the SITE event of a new site (frames as module + offset). */
-void cf_trace_site(const struct cf_site *site);
+CF_COLD void cf_trace_site(const struct cf_site *site);
 
 /* ---- live.c: live allocations, a table per slot ---- */
 /* Insert a (replacing a stale entry at the same address) with a->seq set, and
@@ -152,7 +152,7 @@ void cf_live_build_view(void); /* cf_rec.live, with every slot locked */
 void cf_live_drop_view(void);
 /* The end of an allocation's life not seen as a free (replaced in its table):
  * site, pool, lifetime histogram, node freed. */
-void cf_rec_retire(struct cf_alloc *a, uint64_t now);
+CF_COLD void cf_rec_retire(struct cf_alloc *a, uint64_t now);
 
 /* ---- footprint.c: the slots, their locks and footprints, the event order ---- */
 /* A slot per device, one for pinned host memory, one for managed memory, and one
@@ -277,7 +277,7 @@ struct cf_alloc_brief {
 int cf_sample_resolve_device(int device);
 void cf_sample_after_alloc(const struct cf_alloc_brief *a, bool new_peak, uint64_t now);
 /* cuMemGetInfo at an allocation failure: free and total, 0 when unknown. */
-void cf_sample_oom(uint64_t stream, int device, uint64_t *free_b, uint64_t *total_b);
+CF_COLD void cf_sample_oom(uint64_t stream, int device, uint64_t *free_b, uint64_t *total_b);
 void cf_sample_pool_now(uint64_t pool, int device);
 void cf_sample_configure(uint64_t interval_ns);
 

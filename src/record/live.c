@@ -92,8 +92,8 @@ static void take_out(struct cf_live_table *tb, struct cf_live_pair *p)
 /* A site's or pool's figures when they live in another slot than the allocation
  * (a site or pool used on several devices): their own slot's lock, after.
  * site_home -1: the site was counted already; pool NULL: likewise. */
-static void count_elsewhere(struct cf_site *site, int site_home, struct cf_pool *pool,
-                            uint64_t size, uint64_t t_ns)
+CF_COLD static void count_elsewhere(struct cf_site *site, int site_home, struct cf_pool *pool,
+                                    uint64_t size, uint64_t t_ns)
 {
     if (site_home >= 0) {
         cf_slot_lock(site_home);
@@ -177,7 +177,7 @@ static bool figures_here(struct cf_alloc *a, int slot, int sign)
 
 /* The same for the figures whose home is another slot than a's (a site or pool
  * used on several devices): their own slot's lock, one section when they share it. */
-static void figures_elsewhere(struct cf_alloc *a, int slot, int sign)
+CF_COLD static void figures_elsewhere(struct cf_alloc *a, int slot, int sign)
 {
     int site_home = a->site ? cf_site_home(a->site, slot) : -1;
     struct cf_pool *pool = a->pool_rec;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "base/clock.h"
+#include "base/export.h"
 #include "base/table.h"
 
 #define CF_MAX_FRAMES  64
@@ -305,7 +306,7 @@ void cf_rec_apply_event(const struct cf_event *e);
  * intercepted call asks, and once the record is set up the answer is one load
  * (pthread_once is a call into libc each time). */
 extern bool cf_rec_ready;
-void cf_rec_init_once(void);
+CF_COLD void cf_rec_init_once(void);
 static inline void cf_rec_init(void)
 {
     if (__builtin_expect(__atomic_load_n(&cf_rec_ready, __ATOMIC_ACQUIRE), 1)) return;

@@ -157,7 +157,7 @@ static void thread_gone(void *arg)
     if (b && b->nevents) enqueue(b);
 }
 
-__attribute__((noinline)) static struct tbuf *tbuf_get(void)
+CF_COLD static struct tbuf *tbuf_get(void)
 {
     if (my_tbuf) return my_tbuf;
     struct tbuf *t = NULL;
@@ -200,7 +200,7 @@ static bool is_def(const struct cf_event *e)
 }
 
 /* e into t's block, under t's lock: a new block, a full one, a finished trace. */
-__attribute__((noinline)) static void append_locked(struct tbuf *t, const struct cf_event *e)
+CF_COLD static void append_locked(struct tbuf *t, const struct cf_event *e)
 {
     cf_lock(&t->lock);
     if (CF_UNLIKELY(t->off)) {
