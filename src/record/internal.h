@@ -238,8 +238,8 @@ uint64_t cf_atomic_max(uint64_t *slot, uint64_t v); /* returns the previous maxi
  * the lock of its home slot (its device's, or the slot of no device) ---- */
 /* The pool of a handle, added (device -1: not known yet) when new; NULL: no memory. */
 struct cf_pool *cf_pool_get(uint64_t handle, int device);
-/* With the pool's home slot locked: an allocation (bytes > 0) or a free from it. */
-void cf_pool_count_locked(struct cf_pool *p, int64_t bytes);
+/* With the pool's home slot locked: an allocation from it. */
+void cf_pool_count_locked(struct cf_pool *p, uint64_t bytes);
 /* With the pool's home slot locked: a free from it (sign -1), or undone (+1). */
 void cf_pool_free_locked(struct cf_pool *p, uint64_t bytes, int sign);
 /* After an allocation from pool, the driver may have grown it (by more than the

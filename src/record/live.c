@@ -99,14 +99,14 @@ CF_COLD static void count_elsewhere(struct cf_site *site, int site_home, struct 
         cf_slot_lock(site_home);
         cf_site_count_locked(site, size, t_ns);
         if (pool && pool->home == site_home) {
-            cf_pool_count_locked(pool, (int64_t)size);
+            cf_pool_count_locked(pool, size);
             pool = NULL;
         }
         cf_slot_unlock(site_home);
     }
     if (pool) {
         cf_slot_lock(pool->home);
-        cf_pool_count_locked(pool, (int64_t)size);
+        cf_pool_count_locked(pool, size);
         cf_slot_unlock(pool->home);
     }
 }
@@ -139,7 +139,7 @@ bool cf_live_insert(struct cf_alloc *a, struct cf_site *site, struct cf_pool *po
     a->seq = *seq = cf_fp_alloc(a, slot, &new_peak);
     cf_fp_count(slot, 1, 0);
     if (site_home == slot) cf_site_count_locked(site, size, t_ns);
-    if (pool && pool->home == slot) cf_pool_count_locked(pool, (int64_t)size);
+    if (pool && pool->home == slot) cf_pool_count_locked(pool, size);
     if (t) {
         cf_count(&t->allocs, 1);
         t->last_slot = slot;
