@@ -1,11 +1,12 @@
 /* Timestamps and thread ids for every record, cheap enough for the hook path.
  *
- * A wrapper reads the clock three times (around the real call, and for the
- * record), so the clock is a visible share of the per-call overhead: the vDSO's
- * clock_gettime measured 35 ns here, a bare rdtsc 14 ns. Where the CPU has an
- * invariant TSC, timestamps are the TSC scaled to nanoseconds, calibrated
- * against CLOCK_MONOTONIC over the first 20 ms; until then, and elsewhere, they
- * are CLOCK_MONOTONIC itself. */
+ * A wrapper reads the clock twice (around the real call; the record takes its
+ * event time from the second), so the clock is a visible share of the per-call
+ * overhead: the vDSO's clock_gettime measured 35 ns here, a bare rdtsc 14 ns.
+ * Where the CPU has an invariant TSC, timestamps are the TSC scaled to
+ * nanoseconds, calibrated against CLOCK_MONOTONIC over the first 20 ms; until
+ * then, and elsewhere, they are CLOCK_MONOTONIC itself. The calibrated read is
+ * inline (clock.h); this file calibrates. */
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,12 +30,8 @@ static uint64_t monotonic_ns(void)
 }
 
 #if defined(__x86_64__)
-enum { CAL_NONE, CAL_MEASURING, CAL_COMPUTING, CAL_READY, CAL_UNUSABLE };
-static struct {
-    int state;
-    uint64_t tsc0, ns0;
-    uint64_t mult; /* ns per tick, as a 32.32 fixed-point number */
-} cal;
+enum { CAL_NONE, CAL_MEASURING, CAL_COMPUTING, CAL_READY = CF_CLOCK_READY, CAL_UNUSABLE };
+struct cf_clock_cal cf_clock_cal;
 
 static bool invariant_tsc(void)
 {
@@ -42,35 +39,35 @@ static bool invariant_tsc(void)
     return __get_cpuid(0x80000007, &a, &b, &c, &d) && (d & (1u << 8));
 }
 
-static uint64_t calibrate(void)
+CF_COLD static uint64_t calibrate(void)
 {
     uint64_t now = monotonic_ns(), tsc = __rdtsc();
-    int st = __atomic_load_n(&cal.state, __ATOMIC_ACQUIRE);
+    int st = __atomic_load_n(&cf_clock_cal.state, __ATOMIC_ACQUIRE);
     if (st == CAL_NONE) {
-        if (__atomic_compare_exchange_n(&cal.state, &st, CAL_COMPUTING, false, __ATOMIC_ACQ_REL,
-                                        __ATOMIC_ACQUIRE)) {
-            cal.tsc0 = tsc;
-            cal.ns0 = now;
-            __atomic_store_n(&cal.state, invariant_tsc() ? CAL_MEASURING : CAL_UNUSABLE,
+        if (__atomic_compare_exchange_n(&cf_clock_cal.state, &st, CAL_COMPUTING, false,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+            cf_clock_cal.tsc0 = tsc;
+            cf_clock_cal.ns0 = now;
+            __atomic_store_n(&cf_clock_cal.state, invariant_tsc() ? CAL_MEASURING : CAL_UNUSABLE,
                              __ATOMIC_RELEASE);
         }
-    } else if (st == CAL_MEASURING && now - cal.ns0 >= CALIBRATION_NS && tsc > cal.tsc0) {
-        if (__atomic_compare_exchange_n(&cal.state, &st, CAL_COMPUTING, false, __ATOMIC_ACQ_REL,
-                                        __ATOMIC_ACQUIRE)) {
-            cal.mult = (uint64_t)((((unsigned __int128)(now - cal.ns0)) << 32) / (tsc - cal.tsc0));
-            __atomic_store_n(&cal.state, CAL_READY, __ATOMIC_RELEASE);
+    } else if (st == CAL_MEASURING && now - cf_clock_cal.ns0 >= CALIBRATION_NS &&
+               tsc > cf_clock_cal.tsc0) {
+        if (__atomic_compare_exchange_n(&cf_clock_cal.state, &st, CAL_COMPUTING, false,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+            cf_clock_cal.mult = (uint64_t)((((unsigned __int128)(now - cf_clock_cal.ns0)) << 32) /
+                                           (tsc - cf_clock_cal.tsc0));
+            __atomic_store_n(&cf_clock_cal.state, CAL_READY, __ATOMIC_RELEASE);
         }
     }
     return now;
 }
 
-uint64_t cf_now_ns(void)
+uint64_t cf_now_ns_slow(void)
 {
-    if (CF_LIKELY(__atomic_load_n(&cal.state, __ATOMIC_ACQUIRE) == CAL_READY)) {
-        uint64_t ticks = __rdtsc() - cal.tsc0;
-        return cal.ns0 + (uint64_t)(((unsigned __int128)ticks * cal.mult) >> 32);
-    }
-    if (__atomic_load_n(&cal.state, __ATOMIC_RELAXED) == CAL_UNUSABLE) return monotonic_ns();
+    if (__atomic_load_n(&cf_clock_cal.state, __ATOMIC_ACQUIRE) == CAL_READY) return cf_now_ns();
+    if (__atomic_load_n(&cf_clock_cal.state, __ATOMIC_RELAXED) == CAL_UNUSABLE)
+        return monotonic_ns();
     return calibrate();
 }
 #else

@@ -4,8 +4,36 @@
 
 #include <stdint.h>
 
+#include "base/export.h"
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+
+/* The TSC's scale once calibrated (clock.c). Read inline: the hook path reads the
+ * clock twice per call, and a call into clock.c for each cost instructions and a
+ * code line of its own. */
+struct cf_clock_cal {
+    int state; /* CF_CLOCK_READY once tsc0, ns0 and mult are set */
+    uint64_t tsc0, ns0;
+    uint64_t mult; /* ns per tick, as a 32.32 fixed-point number */
+};
+#define CF_CLOCK_READY 3
+extern struct cf_clock_cal cf_clock_cal;
+uint64_t cf_now_ns_slow(void); /* before calibration, or without an invariant TSC */
+
 /* Nanoseconds on CLOCK_MONOTONIC's scale (the invariant TSC where there is one). */
+static inline uint64_t cf_now_ns(void)
+{
+    if (CF_LIKELY(__atomic_load_n(&cf_clock_cal.state, __ATOMIC_ACQUIRE) == CF_CLOCK_READY)) {
+        uint64_t ticks = __rdtsc() - cf_clock_cal.tsc0;
+        return cf_clock_cal.ns0 + (uint64_t)(((unsigned __int128)ticks * cf_clock_cal.mult) >> 32);
+    }
+    return cf_now_ns_slow();
+}
+#else
+/* Nanoseconds on CLOCK_MONOTONIC's scale. */
 uint64_t cf_now_ns(void);
+#endif
 /* The kernel thread id, cached per thread. */
 uint32_t cf_tid(void);
 /* In the child after fork: the cached id is the parent thread's. */

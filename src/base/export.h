@@ -5,6 +5,10 @@
 #define CF_EXPORT      __attribute__((visibility("default")))
 #define CF_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define CF_UNLIKELY(x) __builtin_expect(!!(x), 0)
+/* A function the hot path calls only in rare cases (a thread's first event, a new
+ * site, a failure): gcc moves it, and the branches that reach it, out of the hot
+ * code, so that an intercepted call's code spans fewer cache lines. */
+#define CF_COLD __attribute__((cold))
 /* For code that a sanitizer runtime reaches through our dlsym/dlopen entries while
  * it initializes itself, before its shadow memory exists (sanitizer builds only). */
 #define CF_NO_SANITIZE __attribute__((no_sanitize("address", "undefined", "thread")))

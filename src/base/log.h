@@ -6,12 +6,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/export.h"
+
 #define CF_PRINTF(a, b) __attribute__((format(printf, a, b)))
 
 /* Formats into a stack buffer and write(2)s it to fd 2, preserving errno. */
 void cf_log(const char *fmt, ...) CF_PRINTF(1, 2);
 /* Same, but at most once per key (a small fixed table; extra keys always print). */
-void cf_warn_once(const char *key, const char *fmt, ...) CF_PRINTF(2, 3);
+CF_COLD void cf_warn_once(const char *key, const char *fmt, ...) CF_PRINTF(2, 3);
 /* write(2) until done or a hard error; returns 0 or -errno. Keeps errno intact. */
 int cf_write_all(int fd, const void *buf, size_t len);
 

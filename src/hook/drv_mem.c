@@ -59,7 +59,7 @@ CF_EXPORT CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
     struct cf_free_note f;
     uint64_t ptr;
     if (!cf_route_free(&f, CF_API_cuMemFree, dptr, NULL, false, &ptr)) {
-        CF_TIMED(rc, real(ptr));
+        CF_TIMED_FREE(rc, f, real(ptr));
         int saved = errno;
         cf_note_free_end(&f, rc);
         errno = saved;

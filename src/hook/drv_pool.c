@@ -87,7 +87,7 @@ static CUresult free_async(__typeof__(&cuMemFreeAsync) real, bool ptsz, CUdevice
     struct cf_free_note f;
     uint64_t ptr;
     if (!cf_route_free_async(&f, CF_API_cuMemFreeAsync, dptr, stream, ptsz, &ptr)) {
-        CF_TIMED(rc, real(ptr, stream));
+        CF_TIMED_FREE(rc, f, real(ptr, stream));
         int saved = errno;
         cf_note_free_end(&f, rc);
         errno = saved;

@@ -36,7 +36,7 @@ bool cf_hook_enabled(void);
 /* Set at the program's first recorded CUDA call, by cf_hook_first_call: what waits
  * for the program to use CUDA (the SIGUSR1 handler) starts there. */
 extern bool cf_hook_call_seen;
-void cf_hook_first_call(void);
+CF_COLD void cf_hook_first_call(void);
 
 /* True when this call must be recorded: the guard is now taken and the caller must
  * cf_hook_end(). False: pure pass-through. */

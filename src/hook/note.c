@@ -67,7 +67,7 @@ void cf_note_free_begin(struct cf_free_note *f, enum cf_api api, uint64_t addr)
     int saved = errno; /* the real call's errno must be what the program sees */
     f->api = api;
     f->addr = addr;
-    f->live = cf_rec_free_begin(addr);
+    f->live = cf_rec_free_begin(addr, &f->t0);
     errno = saved;
 }
 

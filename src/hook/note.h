@@ -30,9 +30,19 @@ struct cf_free_note {
     enum cf_api api;
     uint64_t addr;
     struct cf_alloc *live; /* taken out of the live table; NULL: addr was not live */
+    uint64_t t0;           /* the free's start, read by the record where the life ended */
 };
 void cf_note_free_begin(struct cf_free_note *f, enum cf_api api, uint64_t addr);
 void cf_note_free_end(struct cf_free_note *f, int result);
+
+/* rc = call, timed from the free's start (f.t0: no clock read of its own) into
+ * cf_call_ns and cf_call_end_ns. */
+#define CF_TIMED_FREE(rc, f, call)                                                                 \
+    do {                                                                                           \
+        rc = (call);                                                                               \
+        cf_call_end_ns = cf_now_ns();                                                              \
+        cf_call_ns = cf_call_end_ns - (f).t0;                                                      \
+    } while (0)
 
 /* rc = call, a free of addr by api, wrapped like CF_WRAP (errno of the real call kept). */
 #define CF_WRAP_FREE(rc, api, addr, call)                                                          \
@@ -43,7 +53,7 @@ void cf_note_free_end(struct cf_free_note *f, int result);
         }                                                                                          \
         struct cf_free_note cf_free_;                                                              \
         cf_note_free_begin(&cf_free_, api, addr);                                                  \
-        CF_TIMED(rc, call);                                                                        \
+        CF_TIMED_FREE(rc, cf_free_, call);                                                         \
         int cf_saved_errno_ = errno;                                                               \
         cf_note_free_end(&cf_free_, rc);                                                           \
         errno = cf_saved_errno_;                                                                   \

@@ -77,12 +77,11 @@ bool cf_route_free(struct cf_free_note *f, enum cf_api api, uint64_t ptr, CUstre
     /* Taken out first: the arena may hand ptr to another thread as soon as it is free. */
     f->api = api;
     f->addr = ptr;
-    f->live = cf_rec_free_begin(ptr);
-    uint64_t t0 = cf_now_ns();
+    f->live = cf_rec_free_begin(ptr, &f->t0);
     CUresult rc = cf_arena_free(ptr, stream, async);
     uint64_t end = cf_now_ns();
     if (rc == CUDA_SUCCESS)
-        cf_rec_free_end(api, ptr, f->live, rc, end - t0, end);
+        cf_rec_free_end(api, ptr, f->live, rc, end - f->t0, end);
     else
         /* Refused (interior or stale pointer, stream-ordered free of a block a
          * synchronous allocation took): the real call fails as natively, and the

@@ -44,7 +44,7 @@ CF_EXPORT cudaError_t CUDARTAPI cudaFree(void *devPtr)
     struct cf_free_note f;
     uint64_t ptr;
     if (!cf_route_free(&f, CF_API_cudaFree, ADDR(devPtr), NULL, false, &ptr)) {
-        CF_TIMED(rc, real((void *)(uintptr_t)ptr));
+        CF_TIMED_FREE(rc, f, real((void *)(uintptr_t)ptr));
         int saved = errno;
         cf_note_free_end(&f, rc);
         errno = saved;

@@ -89,7 +89,7 @@ static cudaError_t free_async(__typeof__(&cudaFreeAsync) real, bool ptsz, void *
     struct cf_free_note f;
     uint64_t ptr;
     if (!cf_route_free_async(&f, CF_API_cudaFreeAsync, ADDR(devPtr), stream, ptsz, &ptr)) {
-        CF_TIMED(rc, real((void *)(uintptr_t)ptr, stream));
+        CF_TIMED_FREE(rc, f, real((void *)(uintptr_t)ptr, stream));
         int saved = errno;
         cf_note_free_end(&f, rc);
         errno = saved;

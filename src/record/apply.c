@@ -67,7 +67,7 @@ static struct cf_alloc *new_alloc(const struct cf_event *e, struct cf_site *site
     return a;
 }
 
-static void store_oom(const struct cf_event *e, struct cf_site *site)
+CF_COLD static void store_oom(const struct cf_event *e, struct cf_site *site)
 {
     pthread_mutex_lock(&misc_lock);
     if (cf_rec.nooms < CF_MAX_OOMS) {
@@ -135,12 +135,12 @@ void cf_apply_free(struct cf_event *e, struct cf_alloc *a)
         return;
     }
     cf_metrics_api(api, a->requested, 0, e->ns);
-    cf_rec_retire(a, now);
+    cf_live_forget(a);
 }
 
-struct cf_alloc *cf_apply_free_begin(uint64_t addr, uint64_t now)
+struct cf_alloc *cf_apply_free_begin(uint64_t addr, uint64_t now, uint64_t *end)
 {
-    struct cf_alloc *a = addr ? cf_live_remove(addr, now) : NULL;
+    struct cf_alloc *a = addr ? cf_live_remove(addr, now, end) : NULL;
     if (a && a->shadowed) cf_shadow_free(addr);
     return a;
 }
@@ -223,9 +223,12 @@ void cf_rec_apply_event(const struct cf_event *ev)
     case CF_EV_ALLOC:
         cf_apply_alloc(&e, site_by_id(e.site), &brief);
         break;
-    case CF_EV_FREE:
-        cf_apply_free(&e, cf_apply_free_begin(e.addr, e.t_ns));
+    case CF_EV_FREE: {
+        /* The allocation's life ended where the free began, as in the process. */
+        uint64_t end = e.t_ns > e.ns ? e.t_ns - e.ns : 1;
+        cf_apply_free(&e, cf_apply_free_begin(e.addr, e.t_ns, &end));
         break;
+    }
     case CF_EV_CALL:
         cf_metrics_api((enum cf_api)e.api, 0, (int)e.result, e.ns);
         break;

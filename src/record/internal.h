@@ -51,7 +51,7 @@ struct cf_thread {
 };
 
 extern __thread struct cf_thread *cf_thread_tls __attribute__((tls_model("initial-exec")));
-struct cf_thread *cf_thread_attach(void); /* NULL: no memory, nothing is counted */
+CF_COLD struct cf_thread *cf_thread_attach(void); /* NULL: no memory, nothing is counted */
 /* The calling thread's block. */
 static inline struct cf_thread *cf_thread_self(void)
 {
@@ -65,7 +65,7 @@ static inline void cf_count(uint64_t *slot, uint64_t v)
 }
 /* cf_rec.total_allocs/total_frees from every block (the crash summary reads them
  * without locks, so live.c refreshes them now and then). */
-void cf_thread_publish_totals(void);
+CF_COLD void cf_thread_publish_totals(void);
 void cf_thread_lock(void); /* fork: the registry, after the record locks */
 void cf_thread_unlock(void);
 void cf_thread_after_fork_child(void); /* also releases the registry lock */
@@ -120,9 +120,10 @@ struct cf_site *cf_site_get(uint64_t hash, enum cf_api api, const uintptr_t *fra
 int cf_site_home(struct cf_site *site, int slot);
 /* With the home slot locked: an allocation, and the end of one's life. */
 void cf_site_count_locked(struct cf_site *site, uint64_t size, uint64_t now);
-void cf_site_free_locked(struct cf_site *site, uint64_t size, uint64_t lifetime_ns);
-void cf_site_fail(struct cf_site *site, int slot); /* a failed allocation; locks */
-void cf_site_lock(void);                           /* the table */
+/* sign -1: an allocation's end; +1: undone (its free failed). */
+void cf_site_free_locked(struct cf_site *site, uint64_t size, uint64_t lifetime_ns, int sign);
+CF_COLD void cf_site_fail(struct cf_site *site, int slot); /* a failed allocation; locks */
+void cf_site_lock(void);                                   /* the table */
 void cf_site_unlock(void);
 bool cf_site_lock_until(const struct timespec *deadline);
 
@@ -130,21 +131,28 @@ bool cf_site_lock_until(const struct timespec *deadline);
 /* The trace's frame value of a return address: CF_FRAME(module id, offset). */
 uint64_t cf_module_frame(uintptr_t addr);
 /* Emits the SITE event of a new site (frames as module + offset). */
-void cf_trace_site(const struct cf_site *site);
+CF_COLD void cf_trace_site(const struct cf_site *site);
 
 /* ---- live.c: live allocations, a table per slot ---- */
 /* Insert a (replacing a stale entry at the same address) with a->seq set, and
  * count it at its site and pool, all under a's slot lock when they live there.
  * Returns true when a's device reached a new footprint peak. */
 bool cf_live_insert(struct cf_alloc *a, struct cf_site *site, struct cf_pool *pool, uint64_t *seq);
-struct cf_alloc *cf_live_remove(uint64_t addr, uint64_t now); /* NULL: not live */
-/* Undo cf_live_remove after a free that failed; a is retired instead when its
+/* addr out of the live set (NULL: not live), its site's and pool's figures with
+ * it, in the critical section of its slot when they live there: its life ends at
+ * *end, the clock read in that section when 0 (in process: the free's start, the
+ * time of the free's event less its duration). */
+struct cf_alloc *cf_live_remove(uint64_t addr, uint64_t now, uint64_t *end);
+/* Undo cf_live_remove after a free that failed; a is forgotten instead when its
  * address has been recorded again meanwhile. */
 void cf_live_restore(struct cf_alloc *a, uint64_t now);
+/* After cf_live_remove, the free done: the lifetime histogram, the node freed. */
+void cf_live_forget(struct cf_alloc *a);
 void cf_live_build_view(void); /* cf_rec.live, with every slot locked */
 void cf_live_drop_view(void);
-/* The end of an allocation's life: site, pool, lifetime histogram, node freed. */
-void cf_rec_retire(struct cf_alloc *a, uint64_t now);
+/* The end of an allocation's life not seen as a free (replaced in its table):
+ * site, pool, lifetime histogram, node freed. */
+CF_COLD void cf_rec_retire(struct cf_alloc *a, uint64_t now);
 
 /* ---- footprint.c: the slots, their locks and footprints, the event order ---- */
 /* A slot per device, one for pinned host memory, one for managed memory, and one
@@ -230,8 +238,10 @@ uint64_t cf_atomic_max(uint64_t *slot, uint64_t v); /* returns the previous maxi
  * the lock of its home slot (its device's, or the slot of no device) ---- */
 /* The pool of a handle, added (device -1: not known yet) when new; NULL: no memory. */
 struct cf_pool *cf_pool_get(uint64_t handle, int device);
-/* With the pool's home slot locked: an allocation (bytes > 0) or a free from it. */
-void cf_pool_count_locked(struct cf_pool *p, int64_t bytes);
+/* With the pool's home slot locked: an allocation from it. */
+void cf_pool_count_locked(struct cf_pool *p, uint64_t bytes);
+/* With the pool's home slot locked: a free from it (sign -1), or undone (+1). */
+void cf_pool_free_locked(struct cf_pool *p, uint64_t bytes, int sign);
 /* After an allocation from pool, the driver may have grown it (by more than the
  * allocation: frees pending on other streams are not reusable yet), so its
  * reserved bytes are read after each one; all its attributes once per interval.
@@ -267,7 +277,7 @@ struct cf_alloc_brief {
 int cf_sample_resolve_device(int device);
 void cf_sample_after_alloc(const struct cf_alloc_brief *a, bool new_peak, uint64_t now);
 /* cuMemGetInfo at an allocation failure: free and total, 0 when unknown. */
-void cf_sample_oom(uint64_t stream, int device, uint64_t *free_b, uint64_t *total_b);
+CF_COLD void cf_sample_oom(uint64_t stream, int device, uint64_t *free_b, uint64_t *total_b);
 void cf_sample_pool_now(uint64_t pool, int device);
 void cf_sample_configure(uint64_t interval_ns);
 
@@ -276,7 +286,7 @@ struct cf_event;
 /* Returns true at a new footprint peak; *brief describes the entry as inserted. */
 bool cf_apply_alloc(struct cf_event *e, struct cf_site *site, struct cf_alloc_brief *brief);
 /* Takes addr out of the live set (NULL: not live), then cf_apply_free finishes. */
-struct cf_alloc *cf_apply_free_begin(uint64_t addr, uint64_t now);
+struct cf_alloc *cf_apply_free_begin(uint64_t addr, uint64_t now, uint64_t *end);
 void cf_apply_free(struct cf_event *e, struct cf_alloc *a);
 void cf_apply_graph_high(const struct cf_event *e);
 void cf_apply_mark(const struct cf_event *e);

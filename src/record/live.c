@@ -92,21 +92,21 @@ static void take_out(struct cf_live_table *tb, struct cf_live_pair *p)
 /* A site's or pool's figures when they live in another slot than the allocation
  * (a site or pool used on several devices): their own slot's lock, after.
  * site_home -1: the site was counted already; pool NULL: likewise. */
-static void count_elsewhere(struct cf_site *site, int site_home, struct cf_pool *pool,
-                            uint64_t size, uint64_t t_ns)
+CF_COLD static void count_elsewhere(struct cf_site *site, int site_home, struct cf_pool *pool,
+                                    uint64_t size, uint64_t t_ns)
 {
     if (site_home >= 0) {
         cf_slot_lock(site_home);
         cf_site_count_locked(site, size, t_ns);
         if (pool && pool->home == site_home) {
-            cf_pool_count_locked(pool, (int64_t)size);
+            cf_pool_count_locked(pool, size);
             pool = NULL;
         }
         cf_slot_unlock(site_home);
     }
     if (pool) {
         cf_slot_lock(pool->home);
-        cf_pool_count_locked(pool, (int64_t)size);
+        cf_pool_count_locked(pool, size);
         cf_slot_unlock(pool->home);
     }
 }
@@ -139,7 +139,7 @@ bool cf_live_insert(struct cf_alloc *a, struct cf_site *site, struct cf_pool *po
     a->seq = *seq = cf_fp_alloc(a, slot, &new_peak);
     cf_fp_count(slot, 1, 0);
     if (site_home == slot) cf_site_count_locked(site, size, t_ns);
-    if (pool && pool->home == slot) cf_pool_count_locked(pool, (int64_t)size);
+    if (pool && pool->home == slot) cf_pool_count_locked(pool, size);
     if (t) {
         cf_count(&t->allocs, 1);
         t->last_slot = slot;
@@ -158,11 +158,54 @@ bool cf_live_insert(struct cf_alloc *a, struct cf_site *site, struct cf_pool *po
     return new_peak;
 }
 
-/* addr out of one slot's table, accounted there; NULL: not in this slot. */
-static struct cf_alloc *remove_from(int slot, uint64_t addr, uint64_t now, struct cf_thread *t)
+static uint64_t lifetime_of(const struct cf_alloc *a)
+{
+    return a->t_end > a->t_ns ? a->t_end - a->t_ns : 0;
+}
+
+/* With slot locked: the end of a's life (sign -1), or its return (+1: the free
+ * failed), in its site's and pool's figures that live in slot. True when one of
+ * them lives elsewhere (figures_elsewhere). */
+static bool figures_here(struct cf_alloc *a, int slot, int sign)
+{
+    int site_home = a->site ? cf_site_home(a->site, slot) : -1;
+    struct cf_pool *pool = a->pool_rec;
+    if (site_home == slot) cf_site_free_locked(a->site, a->requested, lifetime_of(a), sign);
+    if (pool && pool->home == slot) cf_pool_free_locked(pool, a->requested, sign);
+    return (site_home >= 0 && site_home != slot) || (pool && pool->home != slot);
+}
+
+/* The same for the figures whose home is another slot than a's (a site or pool
+ * used on several devices): their own slot's lock, one section when they share it. */
+CF_COLD static void figures_elsewhere(struct cf_alloc *a, int slot, int sign)
+{
+    int site_home = a->site ? cf_site_home(a->site, slot) : -1;
+    struct cf_pool *pool = a->pool_rec;
+    if (pool && pool->home == slot) pool = NULL;
+    if (site_home >= 0 && site_home != slot) {
+        cf_slot_lock(site_home);
+        cf_site_free_locked(a->site, a->requested, lifetime_of(a), sign);
+        if (pool && pool->home == site_home) {
+            cf_pool_free_locked(pool, a->requested, sign);
+            pool = NULL;
+        }
+        cf_slot_unlock(site_home);
+    }
+    if (pool) {
+        cf_slot_lock(pool->home);
+        cf_pool_free_locked(pool, a->requested, sign);
+        cf_slot_unlock(pool->home);
+    }
+}
+
+/* addr out of one slot's table, accounted there, its life ended at *end (read
+ * here, in the critical section, when 0); NULL: not in this slot. */
+static struct cf_alloc *remove_from(int slot, uint64_t addr, uint64_t now, uint64_t *end,
+                                    struct cf_thread *t)
 {
     struct cf_live_table *tb = &cf_slots[slot].live;
     struct cf_alloc *a = NULL;
+    bool elsewhere = false;
     cf_slot_lock(slot);
     struct cf_live_pair *p = find(tb, addr);
     if (p) {
@@ -171,21 +214,25 @@ static struct cf_alloc *remove_from(int slot, uint64_t addr, uint64_t now, struc
         a->seq = cf_fp_free(a, slot, now);
         cf_fp_count(slot, 0, 1);
         if (t) cf_count(&t->frees, 1);
+        if (*end == 0) *end = cf_now_ns();
+        a->t_end = *end;
+        elsewhere = figures_here(a, slot, -1);
     }
     cf_slot_unlock(slot);
+    if (elsewhere) figures_elsewhere(a, slot, -1);
     return a;
 }
 
-struct cf_alloc *cf_live_remove(uint64_t addr, uint64_t now)
+struct cf_alloc *cf_live_remove(uint64_t addr, uint64_t now, uint64_t *end)
 {
     struct cf_thread *t = cf_thread_self();
     int first = t ? t->last_slot : 1;
-    struct cf_alloc *a = remove_from(first, addr, now, t);
+    struct cf_alloc *a = remove_from(first, addr, now, end, t);
     /* An empty table cannot hold it: the allocation was inserted, and its slot
      * unlocked, before the program could hand its address to this free. */
     for (int slot = 0; a == NULL && slot < CF_SLOTS; slot++)
         if (slot != first && __atomic_load_n(&cf_slots[slot].live.count, __ATOMIC_RELAXED))
-            a = remove_from(slot, addr, now, t);
+            a = remove_from(slot, addr, now, end, t);
     return a;
 }
 
@@ -194,6 +241,7 @@ void cf_live_restore(struct cf_alloc *a, uint64_t now)
     int slot = cf_slot_of(a->kind, a->device);
     struct cf_live_table *tb = &cf_slots[slot].live;
     struct cf_thread *t = cf_thread_self();
+    bool elsewhere = false;
     cf_slot_lock(slot);
     bool taken = find(tb, a->addr) != NULL;
     bool restored = !taken && make_room(tb);
@@ -206,31 +254,31 @@ void cf_live_restore(struct cf_alloc *a, uint64_t now)
         cf_fp_count(slot, 0, -1);
         a->t_ns = t_alloc;
         if (t) cf_count(&t->frees, (uint64_t)-1);
+        elsewhere = figures_here(a, slot, +1);
     }
     cf_slot_unlock(slot);
+    if (elsewhere) figures_elsewhere(a, slot, +1);
     /* The address was handed out again, so the failed call did give it back. */
-    if (!restored) cf_rec_retire(a, now);
+    if (!restored) cf_live_forget(a);
 }
 
-/* The site's and the pool's figures: one critical section when they share a home. */
+/* What is left of an allocation's end once it is out of its table. */
+void cf_live_forget(struct cf_alloc *a)
+{
+    cf_metrics_lifetime(lifetime_of(a), a->requested);
+    cf_meta_free(a, sizeof *a);
+}
+
+/* An allocation whose end was not seen (replaced in its table), at `now`. */
 void cf_rec_retire(struct cf_alloc *a, uint64_t now)
 {
-    uint64_t lifetime = now > a->t_ns ? now - a->t_ns : 0;
-    struct cf_pool *pool = a->pool_rec;
-    int site_home = a->site ? cf_site_home(a->site, cf_slot_of(a->kind, a->device)) : -1;
-    if (site_home >= 0) {
-        cf_slot_lock(site_home);
-        cf_site_free_locked(a->site, a->requested, lifetime);
-        if (pool && pool->home == site_home) cf_pool_count_locked(pool, -(int64_t)a->requested);
-        cf_slot_unlock(site_home);
-    }
-    if (pool && pool->home != site_home) {
-        cf_slot_lock(pool->home);
-        cf_pool_count_locked(pool, -(int64_t)a->requested);
-        cf_slot_unlock(pool->home);
-    }
-    cf_metrics_lifetime(lifetime, a->requested);
-    cf_meta_free(a, sizeof *a);
+    int slot = cf_slot_of(a->kind, a->device);
+    a->t_end = now;
+    cf_slot_lock(slot);
+    bool elsewhere = figures_here(a, slot, -1);
+    cf_slot_unlock(slot);
+    if (elsewhere) figures_elsewhere(a, slot, -1);
+    cf_live_forget(a);
 }
 
 void cf_live_build_view(void)

@@ -202,16 +202,18 @@ void cf_rec_pool_trim(uint64_t pool)
     if (!cf_rec_replaying) cf_sample_pool_now(pool, -1);
 }
 
-void cf_pool_count_locked(struct cf_pool *p, int64_t bytes)
+void cf_pool_count_locked(struct cf_pool *p, uint64_t bytes)
 {
-    if (bytes >= 0) {
-        p->allocs++;
-        p->live_bytes += (uint64_t)bytes;
-        if (p->live_bytes > p->peak_live_bytes) p->peak_live_bytes = p->live_bytes;
-    } else {
-        p->frees++;
-        p->live_bytes -= (uint64_t)-bytes;
-    }
+    p->allocs++;
+    p->live_bytes += bytes;
+    if (p->live_bytes > p->peak_live_bytes) p->peak_live_bytes = p->live_bytes;
+}
+
+void cf_pool_free_locked(struct cf_pool *p, uint64_t bytes, int sign)
+{
+    p->frees += (uint64_t)-sign;
+    p->live_bytes += (uint64_t)sign * bytes;
+    if (p->live_bytes > p->peak_live_bytes) p->peak_live_bytes = p->live_bytes;
 }
 
 /* Without the pool's lock: the answer only picks which reads to make, and the

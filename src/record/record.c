@@ -100,12 +100,17 @@ __attribute__((noinline)) void cf_rec_alloc(const struct cf_alloc_info *ai)
     if (ok && ai->addr != 0) cf_sample_after_alloc(&brief, new_peak, now);
 }
 
-/* No clock here: a free's time is when the real call returned (cf_rec_free_end);
- * the footprint reads the clock only if this removal makes a new peak (0). */
-struct cf_alloc *cf_rec_free_begin(uint64_t addr)
+/* One clock read: the free's start, taken in the slot's critical section where the
+ * allocation's life ends (its site's figures change there, not in a second
+ * section after the real call). The footprint reads the clock only if this
+ * removal makes a new peak (0). */
+struct cf_alloc *cf_rec_free_begin(uint64_t addr, uint64_t *t0)
 {
     cf_rec_init();
-    return cf_apply_free_begin(addr, 0);
+    *t0 = 0;
+    struct cf_alloc *a = cf_apply_free_begin(addr, 0, t0);
+    if (*t0 == 0) *t0 = cf_now_ns();
+    return a;
 }
 
 bool cf_rec_free_end(enum cf_api api, uint64_t addr, struct cf_alloc *a, int result, uint64_t ns,
@@ -126,7 +131,9 @@ bool cf_rec_free_end(enum cf_api api, uint64_t addr, struct cf_alloc *a, int res
 
 bool cf_rec_free(enum cf_api api, uint64_t addr, int result)
 {
-    return cf_rec_free_end(api, addr, result == 0 ? cf_rec_free_begin(addr) : NULL, result, 0, 0);
+    uint64_t t0 = 0;
+    struct cf_alloc *a = result == 0 ? cf_rec_free_begin(addr, &t0) : NULL;
+    return cf_rec_free_end(api, addr, a, result, 0, t0);
 }
 
 void cf_rec_call(enum cf_api api, int result, uint64_t ns)

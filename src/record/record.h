@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "base/clock.h"
+#include "base/export.h"
 #include "base/table.h"
 
 #define CF_MAX_FRAMES  64
@@ -99,7 +100,8 @@ struct cf_alloc {
     uint64_t requested, granted; /* granted = 0 when unknown */
     uint64_t stream, pool;
     uint64_t t_ns;
-    uint64_t seq; /* where it entered (then left) the live set, in event order */
+    uint64_t seq;   /* where it entered (then left) the live set, in event order */
+    uint64_t t_end; /* once out of the live set: the end of its life (its free's start) */
     struct cf_site *site;
     struct cf_pool *pool_rec; /* the pool's record (pool != 0 and stream-ordered), else NULL */
     int32_t device;
@@ -267,9 +269,11 @@ bool cf_rec_free(enum cf_api api, uint64_t addr, int result);
  * can be recorded before this call returns: so begin takes addr's entry out of
  * the live table first (NULL: addr is not live), and end, given the real result,
  * retires the entry or puts it back when the free failed. Neither holds a lock
- * across the real call. end returns what cf_rec_free returns; t_ns is when the real
- * call returned (0: the record reads the clock). */
-struct cf_alloc *cf_rec_free_begin(uint64_t addr);
+ * across the real call. begin sets *t0 to the free's start (the clock read where
+ * the allocation's life ends); ns, given to end, is measured from it, so that
+ * t_ns - ns is that start in a replay too. end returns what cf_rec_free returns;
+ * t_ns is when the real call returned (0: the record reads the clock). */
+struct cf_alloc *cf_rec_free_begin(uint64_t addr, uint64_t *t0);
 bool cf_rec_free_end(enum cf_api api, uint64_t addr, struct cf_alloc *a, int result, uint64_t ns,
                      uint64_t t_ns);
 void cf_rec_call(enum cf_api api, int result, uint64_t ns); /* count an 'O' API */
@@ -302,7 +306,7 @@ void cf_rec_apply_event(const struct cf_event *e);
  * intercepted call asks, and once the record is set up the answer is one load
  * (pthread_once is a call into libc each time). */
 extern bool cf_rec_ready;
-void cf_rec_init_once(void);
+CF_COLD void cf_rec_init_once(void);
 static inline void cf_rec_init(void)
 {
     if (__builtin_expect(__atomic_load_n(&cf_rec_ready, __ATOMIC_ACQUIRE), 1)) return;

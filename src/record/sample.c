@@ -73,7 +73,7 @@ static void store_meminfo(int device, uint64_t used, uint64_t total)
     cf_emit(&e);
 }
 
-static void sample_footprint(const struct cf_driver *drv, int device)
+CF_COLD static void sample_footprint(const struct cf_driver *drv, int device)
 {
     size_t free_b, total_b;
     if (drv->cuMemGetInfo == NULL || !current_device_is(device)) return;

@@ -110,13 +110,14 @@ void cf_site_count_locked(struct cf_site *s, uint64_t size, uint64_t now)
     if (ref) ref->last_size = size + 1;
 }
 
-void cf_site_free_locked(struct cf_site *s, uint64_t size, uint64_t lifetime_ns)
+void cf_site_free_locked(struct cf_site *s, uint64_t size, uint64_t lifetime_ns, int sign)
 {
-    s->frees++;
-    s->live_bytes -= size;
-    s->live_count--;
-    s->lifetime_ns_total += lifetime_ns;
-    s->lifetime_count++;
+    s->frees += (uint64_t)-sign;
+    s->live_bytes += (uint64_t)sign * size;
+    s->live_count += (uint64_t)sign;
+    s->lifetime_ns_total += (uint64_t)-sign * lifetime_ns;
+    s->lifetime_count += (uint64_t)-sign;
+    if (s->live_bytes > s->peak_live_bytes) s->peak_live_bytes = s->live_bytes;
 }
 
 void cf_site_fail(struct cf_site *s, int slot)

@@ -1,19 +1,31 @@
 /* The event trace (CUDAFRAG_TRACE=1): each thread appends encoded events to a
- * block of its own under an uncontended lock; a full block, and every thread's
- * partial block each CUDAFRAG_TRACE_FLUSH_MS, go to a writer thread that
- * compresses it (libzstd, loaded privately) and writes it as one chunk with one
- * write(2). A chunk is complete or absent, so a process killed with SIGKILL
- * leaves a trace readable up to its last flushed chunk. No malloc and no stdio
- * on the event path; the file layout is in docs/trace-format.md. */
+ * block of its own; a full block, and every thread's partial block each
+ * CUDAFRAG_TRACE_FLUSH_MS, go to a writer thread that compresses it (libzstd,
+ * loaded privately) and writes it as one chunk with one write(2). A chunk is
+ * complete or absent, so a process killed with SIGKILL leaves a trace readable
+ * up to its last flushed chunk. No malloc and no stdio on the event path; the
+ * file layout is in docs/trace-format.md.
+ *
+ * An append takes no locked instruction: a locked read-modify-write costs a
+ * cache line held exclusively and a pipeline drain on every event, and the
+ * buffer is its thread's own but for the rare moments another thread takes its
+ * partial block. The owner marks itself busy and checks the buffer's lock with
+ * plain loads and stores; a thread taking the block holds that lock and then
+ * makes every running thread execute a full barrier (membarrier, the asymmetric
+ * half of the fence), after which either the owner has seen the lock (and waits
+ * on it) or the taker sees the owner busy (and leaves the block for later).
+ * Where membarrier is refused, appends take the lock as before. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/membarrier.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,12 +48,16 @@ struct block {
     uint8_t data[BLOCK_BYTES] __attribute__((aligned(64)));
 };
 
-/* lock: taken by its thread for every event, and by the writer (try only) to
- * take a partial block: one word, no call into libc. */
+/* lock: held by whoever changes cur or off (the owner on its slow path, a taker
+ * of the block); an append that only adds to cur holds it only where membarrier
+ * is refused (!fast). busy: the owner is appending without the lock. */
 struct tbuf {
     struct cf_lock lock;
-    bool dead; /* its thread exited: the writer reuses it */
-    bool off;  /* the trace is finished: its thread appends no more */
+    int busy;
+    bool fast;
+    bool dead;   /* its thread exited: the writer reuses it */
+    bool off;    /* the trace is finished: its thread appends no more */
+    bool taking; /* the writer holds lock, its fence pending (collect_partial) */
     struct block *cur;
     uint32_t tid;
     struct tbuf *next;
@@ -58,6 +74,7 @@ static struct block *q_head, *q_tail, *free_blocks;
 static struct tbuf *tbufs; /* every thread's, newest first; under q_lock */
 static pthread_mutex_t file_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t tbuf_key;
+static bool asym; /* membarrier is available: appends are lock-free */
 static __thread struct tbuf *my_tbuf __attribute__((tls_model("initial-exec")));
 static uint64_t events_total, bytes_raw, bytes_written, chunks_lost;
 
@@ -126,9 +143,12 @@ static void enqueue(struct block *b)
     pthread_mutex_unlock(&q_lock);
 }
 
+/* The buffer goes to the next new thread: an event this thread still makes (a
+ * later destructor's CUDA call) finds a buffer of its own, never this one. */
 static void thread_gone(void *arg)
 {
     struct tbuf *t = arg;
+    my_tbuf = NULL;
     cf_lock(&t->lock);
     struct block *b = t->cur;
     t->cur = NULL;
@@ -137,7 +157,7 @@ static void thread_gone(void *arg)
     if (b && b->nevents) enqueue(b);
 }
 
-__attribute__((noinline)) static struct tbuf *tbuf_get(void)
+CF_COLD static struct tbuf *tbuf_get(void)
 {
     if (my_tbuf) return my_tbuf;
     struct tbuf *t = NULL;
@@ -153,6 +173,7 @@ __attribute__((noinline)) static struct tbuf *tbuf_get(void)
         t = cf_meta_alloc(sizeof *t);
         if (t == NULL) return NULL;
         memset(t, 0, sizeof *t); /* the lock free */
+        t->fast = asym;          /* for good: a reused buffer keeps it */
         pthread_mutex_lock(&q_lock);
         t->next = tbufs;
         tbufs = t;
@@ -172,10 +193,14 @@ bool cf_trace_on(void)
     return s == T_BUFFERING || s == T_WRITING;
 }
 
-/* A thread that has its buffer reads nothing shared to find out whether to trace:
- * the finish marks every buffer off. Without one, the state decides. */
-/* e into t's block, under t's lock. */
-__attribute__((noinline)) static void append(struct tbuf *t, const struct cf_event *e)
+static bool is_def(const struct cf_event *e)
+{
+    return e->type == CF_EV_SITE || e->type == CF_EV_MODULE || e->type == CF_EV_END ||
+           e->type == CF_EV_PYFRAME;
+}
+
+/* e into t's block, under t's lock: a new block, a full one, a finished trace. */
+CF_COLD static void append_locked(struct tbuf *t, const struct cf_event *e)
 {
     cf_lock(&t->lock);
     if (CF_UNLIKELY(t->off)) {
@@ -191,14 +216,36 @@ __attribute__((noinline)) static void append(struct tbuf *t, const struct cf_eve
     }
     if (t->cur) {
         t->cur->nevents++;
-        t->cur->defs |= e->type == CF_EV_SITE || e->type == CF_EV_MODULE || e->type == CF_EV_END ||
-                        e->type == CF_EV_PYFRAME;
+        t->cur->defs |= is_def(e);
     }
     cf_unlock(&t->lock);
 }
 
-/* Small, so that it is inlined where events are emitted: with the trace off an
- * event costs a thread-local load and a load of the state. */
+/* e into t's current block without a locked instruction; false when the lock is
+ * needed (no block, no room, a taker at work). The signal fence keeps the compiler
+ * from moving the lock's load above the store of busy; the processor may, and the
+ * taker's membarrier covers that. The acquire pairs with a taker's unlock, so its
+ * change of cur is seen. */
+static inline bool append_fast(struct tbuf *t, const struct cf_event *e)
+{
+    __atomic_store_n(&t->busy, 1, __ATOMIC_RELAXED);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    bool done = false;
+    if (CF_LIKELY(__atomic_load_n(&t->lock.v, __ATOMIC_ACQUIRE) == 0)) {
+        struct block *b = t->cur;
+        done = b != NULL && cf_ev_encode(&b->enc, e);
+        if (done) {
+            b->nevents++;
+            b->defs |= is_def(e);
+        }
+    }
+    __atomic_store_n(&t->busy, 0, __ATOMIC_RELEASE);
+    return done;
+}
+
+/* A thread that has its buffer reads nothing shared to find out whether to trace:
+ * the finish takes every buffer's block and marks it off. Without one, the state
+ * decides. */
 void cf_trace_emit(const struct cf_event *e)
 {
     struct tbuf *t = my_tbuf;
@@ -207,7 +254,8 @@ void cf_trace_emit(const struct cf_event *e)
         t = tbuf_get();
         if (t == NULL) return;
     }
-    append(t, e);
+    if (CF_LIKELY(t->fast) && append_fast(t, e)) return;
+    append_locked(t, e);
 }
 
 /* ---- the file ---- */
@@ -314,14 +362,46 @@ static void drain(void)
     pthread_mutex_unlock(&file_lock);
 }
 
-/* Takes every thread's partial block, so a crash loses at most one interval. */
+/* The taker's half of the fence: every running thread of the process executes a
+ * full barrier before this returns (a thread not running has, at its switch). */
+static bool fence_all(void)
+{
+    int saved = errno;
+    bool ok = syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0;
+    errno = saved;
+    return ok;
+}
+
+static void asym_setup(void)
+{
+    int saved = errno;
+    asym = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+    errno = saved;
+}
+
+/* With t's lock held and the fence made: whether its owner is out of the lock-free
+ * append (it cannot enter it again while the lock is held). */
+static bool owner_out(struct tbuf *t)
+{
+    return __atomic_load_n(&t->busy, __ATOMIC_ACQUIRE) == 0;
+}
+
+/* Takes every thread's partial block, so a crash loses at most one interval. One
+ * fence serves every buffer whose lock was had. */
 static void collect_partial(void)
 {
     pthread_mutex_lock(&q_lock);
+    bool need_fence = false;
     for (struct tbuf *t = tbufs; t; t = t->next) {
-        if (!cf_lock_try(&t->lock)) continue; /* busy now: next round */
+        t->taking = cf_lock_try(&t->lock); /* busy now: next round */
+        need_fence |= t->taking && t->fast;
+    }
+    bool fenced = !need_fence || fence_all();
+    for (struct tbuf *t = tbufs; t; t = t->next) {
+        if (!t->taking) continue;
+        t->taking = false;
         struct block *b = t->cur;
-        if (b && b->nevents) {
+        if (fenced && owner_out(t) && b && b->nevents) {
             t->cur = NULL;
             enqueue_locked(b);
         }
@@ -354,7 +434,7 @@ static void *writer(void *arg)
 /* ---- start and finish ---- */
 
 static bool lock_bounded(pthread_mutex_t *m);
-static bool tbuf_lock_bounded(struct cf_lock *l);
+static bool tbuf_take_bounded(struct tbuf *t);
 
 /* Tracing ends without a file: every thread's buffer stops taking events (a thread
  * with a buffer does not look at the state); what they held is dropped. Locks are
@@ -365,8 +445,9 @@ static void buffers_off(void)
     struct tbuf *head = tbufs;
     pthread_mutex_unlock(&q_lock);
     for (struct tbuf *t = head; t; t = t->next) {
-        if (!tbuf_lock_bounded(&t->lock)) continue;
+        if (!tbuf_take_bounded(t)) continue;
         t->off = true;
+        t->cur = NULL; /* dropped: the next append sees off */
         cf_unlock(&t->lock);
     }
 }
@@ -380,6 +461,7 @@ void cf_trace_init(uint64_t flush_ms)
     pthread_cond_init(&q_cond, &ca);
     pthread_condattr_destroy(&ca);
     pthread_key_create(&tbuf_key, thread_gone);
+    asym_setup();
     __atomic_store_n(&state, T_BUFFERING, __ATOMIC_RELAXED);
 }
 
@@ -429,14 +511,28 @@ static bool lock_bounded(pthread_mutex_t *m)
     return pthread_mutex_timedlock(m, &until) == 0;
 }
 
-/* The same for a thread's buffer lock: tries for up to 200 ms. */
-static bool tbuf_lock_bounded(struct cf_lock *l)
+static void sleep_ms(void)
 {
-    for (int i = 0; i < 200; i++) {
-        if (cf_lock_try(l)) return true;
-        struct timespec ms = {0, 1000000L};
-        nanosleep(&ms, NULL);
+    struct timespec ms = {0, 1000000L};
+    nanosleep(&ms, NULL);
+}
+
+/* The same for a thread's buffer: its lock, and its owner out of the lock-free
+ * append, each tried for up to 200 ms. */
+static bool tbuf_take_bounded(struct tbuf *t)
+{
+    int i = 0;
+    while (!cf_lock_try(&t->lock)) {
+        if (++i == 200) return false;
+        sleep_ms();
     }
+    if (!t->fast) return true;
+    bool fenced = fence_all();
+    for (i = 0; fenced && i < 200; i++) {
+        if (owner_out(t)) return true;
+        sleep_ms();
+    }
+    cf_unlock(&t->lock);
     return false;
 }
 
@@ -451,7 +547,7 @@ static bool collect_all(void)
      * without the queue's: the other order would deadlock. Buffers are never freed,
      * so walking the list from a head read once is safe. */
     for (struct tbuf *t = head; t; t = t->next) {
-        if (!tbuf_lock_bounded(&t->lock)) {
+        if (!tbuf_take_bounded(t)) {
             whole = false;
             continue;
         }

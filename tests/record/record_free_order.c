@@ -31,7 +31,8 @@ int main(void)
     alloc_at(0x1000, 4 * MiB);
     cf_rec_collect();
     uint64_t frees = cf_rec.total_frees;
-    struct cf_alloc *a = cf_rec_free_begin(0x1000);
+    uint64_t t0;
+    struct cf_alloc *a = cf_rec_free_begin(0x1000, &t0);
     CHECK(a != NULL);
     CHECK_EQ(live_bytes(), 0); /* out of the table while the real free runs */
     CHECK(!cf_rec_free_end(CF_API_cudaFree, 0x1000, a, 1 /* the free failed */, 0, 0));
@@ -41,7 +42,7 @@ int main(void)
     CHECK_EQ(cf_rec.total_frees, frees);
 
     /* A successful free while another thread is handed the same address. */
-    a = cf_rec_free_begin(0x1000);
+    a = cf_rec_free_begin(0x1000, &t0);
     CHECK(a != NULL);
     alloc_at(0x1000, 1 * MiB); /* the driver reused the address at once */
     CHECK(cf_rec_free_end(CF_API_cudaFree, 0x1000, a, 0, 0, 0));
@@ -51,7 +52,7 @@ int main(void)
 
     /* A failed free overlapping a newcomer at the same address: the newcomer wins,
      * since the address must really have been given back. */
-    a = cf_rec_free_begin(0x1000);
+    a = cf_rec_free_begin(0x1000, &t0);
     alloc_at(0x1000, 2 * MiB);
     cf_rec_free_end(CF_API_cudaFree, 0x1000, a, 1, 0, 0);
     CHECK_EQ(live_bytes(), 2 * MiB);
