@@ -10,8 +10,10 @@
  *   touches them: reserved is a multiple of 32 MiB (16 x 3 MiB reserve 64 MiB,
  *   16 x 30 MiB exactly 480 MiB, 196.5 MiB alone 224 MiB);
  * - a request takes the smallest free block that fits, lowest address among
- *   equals (the driver does not document its placement; on the traces this
- *   choice is the driver's for four allocations in five); when none fits, the
+ *   equals (the driver does not document its placement, and this is not it:
+ *   on the traces it is the driver's choice for a fifth to a half of the
+ *   requests, docs/replay.md; the peak depends on the granules touched, which
+ *   it predicts within 3 %); when none fits, the
  *   range grows at its end, starting in the free block there if there is one;
  * - granules no live block touches go back to the driver after a free while the
  *   pool reserves more than release_threshold, highest address first (the driver
