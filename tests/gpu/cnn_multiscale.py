@@ -19,6 +19,7 @@ os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 import torchvision  # noqa: E402
+from run_figures import print_run  # noqa: E402
 
 SIZES = (320, 352, 384, 416, 448, 480, 512, 544, 576, 608, 640)
 
@@ -59,11 +60,8 @@ def main():
     torch.cuda.synchronize()
     elapsed = time.perf_counter() - start
 
-    print(f"final loss {loss_value!r}")
-    print(f"elapsed {elapsed:.3f} s")
-    print(f"max_memory_allocated {torch.cuda.max_memory_allocated()}")
-    print(f"max_memory_reserved {torch.cuda.max_memory_reserved()}")
-    print(f"torch {torch.__version__} torchvision {torchvision.__version__} steps {args.steps}")
+    print_run(f"final loss {loss_value!r}", elapsed,
+              f"torch {torch.__version__} torchvision {torchvision.__version__} steps {args.steps}")
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ bytes of the segments torch.cuda.memory_snapshot() lists for the device.
 """
 import argparse
 import hashlib
-import math
 import os
 import time
 
@@ -37,29 +36,7 @@ import torch.distributed as dist  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch.nn.parallel import DistributedDataParallel as DDP  # noqa: E402
-
-
-class Block(nn.Module):
-    def __init__(self, d, heads, ff):
-        super().__init__()
-        self.heads = heads
-        self.norm1 = nn.LayerNorm(d)
-        self.qkv = nn.Linear(d, 3 * d)
-        self.proj = nn.Linear(d, d)
-        self.norm2 = nn.LayerNorm(d)
-        self.ff1 = nn.Linear(d, ff)
-        self.ff2 = nn.Linear(ff, d)
-
-    def attention(self, x):
-        b, t, d = x.shape
-        q, k, v = self.qkv(x).view(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
-        scores = (q @ k.transpose(-2, -1)) / math.sqrt(d // self.heads)
-        out = scores.softmax(dim=-1) @ v
-        return self.proj(out.transpose(1, 2).reshape(b, t, d))
-
-    def forward(self, x):
-        x = x + self.attention(self.norm1(x))
-        return x + self.ff2(F.gelu(self.ff1(self.norm2(x))))
+from torch_loop import Block  # noqa: E402  (the same model as the one-GPU loop)
 
 
 def checksum(params):

@@ -21,6 +21,7 @@ os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
+from run_figures import print_run  # noqa: E402
 
 # (batch, prompt length, tokens generated)
 REQUESTS = ((4, 512, 160), (1, 3072, 96), (8, 128, 200), (2, 1536, 128), (16, 256, 96),
@@ -92,11 +93,8 @@ def main():
     torch.cuda.synchronize()
     elapsed = time.perf_counter() - start
 
-    print(f"checksum {checksum:016x}")
-    print(f"elapsed {elapsed:.3f} s")
-    print(f"max_memory_allocated {torch.cuda.max_memory_allocated()}")
-    print(f"max_memory_reserved {torch.cuda.max_memory_reserved()}")
-    print(f"torch {torch.__version__} requests {len(REQUESTS)} rounds {args.rounds}")
+    print_run(f"checksum {checksum:016x}", elapsed,
+              f"torch {torch.__version__} requests {len(REQUESTS)} rounds {args.rounds}")
 
 
 if __name__ == "__main__":

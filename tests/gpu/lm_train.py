@@ -18,6 +18,7 @@ os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
+from run_figures import print_run  # noqa: E402
 
 SEQ_LENS = (96, 128, 200, 256, 320, 384, 512, 640, 768, 1024, 1280, 1536, 2048)
 
@@ -73,11 +74,8 @@ def main():
     torch.cuda.synchronize()
     elapsed = time.perf_counter() - start
 
-    print(f"final loss {loss_value!r}")
-    print(f"elapsed {elapsed:.3f} s")
-    print(f"max_memory_allocated {torch.cuda.max_memory_allocated()}")
-    print(f"max_memory_reserved {torch.cuda.max_memory_reserved()}")
-    print(f"torch {torch.__version__} steps {args.steps} vocab {args.vocab} d {args.d}")
+    print_run(f"final loss {loss_value!r}", elapsed,
+              f"torch {torch.__version__} steps {args.steps} vocab {args.vocab} d {args.d}")
 
 
 if __name__ == "__main__":
