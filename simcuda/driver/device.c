@@ -38,6 +38,7 @@ static CUresult map_va(struct sim_device *d)
     if (want < VA_MIN) want = VA_MIN;
     if (want > VA_MAX) want = VA_MAX;
     size_t floor = 4 * sim.capacity < VA_FLOOR ? VA_FLOOR : 4 * sim.capacity;
+    if (sim.va_size) want = floor = sim.va_size < sim.capacity ? sim.capacity : sim.va_size;
     for (size_t size = want; size >= floor && size >= SIM_PAGE; size /= 2) {
         void *va = mmap(NULL, size + SIM_PAGE, PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

@@ -76,6 +76,16 @@ void sim_read_knobs(void)
         else
             sim.ndevices = (int)n;
     }
+    /* Tools that cannot map terabytes (valgrind) need a smaller range. */
+    const char *va = getenv("SIMCUDA_VA");
+    sim.va_size = 0;
+    if (va && *va && parse_size(va, &sim.va_size) != 0) {
+        fprintf(stderr,
+                "simcuda: ignoring SIMCUDA_VA=%s: expected a size from 2M to 4T (digits with an "
+                "optional K, M, G or T suffix); using the automatic size\n",
+                va);
+        sim.va_size = 0;
+    }
     const char *phys = getenv("SIMCUDA_PHYS");
     sim.contiguous = 0;
     if (phys && *phys) {

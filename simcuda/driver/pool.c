@@ -86,6 +86,7 @@ SIM_API CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute at
 SIM_API CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
 {
     SIM_ENTRY();
+    sim_count_call(SIM_COUNT_cuMemPoolGetAttribute);
     CUresult rc;
     if (!value) return CUDA_ERROR_INVALID_VALUE;
     sim_lock();

@@ -93,6 +93,7 @@ struct sim_state {
     int ndevices;
     int contiguous;
     size_t capacity;
+    size_t va_size; /* SIMCUDA_VA: the address space per device, 0 = automatic */
     struct sim_device dev[SIM_MAX_DEVICES];
     struct sim_stream *streams; /* every stream of the process, for hazard checks */
     unsigned long long hazards;
@@ -338,7 +339,8 @@ void sim_capture_op(struct sim_stream *s, struct sim_op *op);
     X(cuStreamIsCapturing)                                                                         \
     X(cuStreamGetDevice)                                                                           \
     X(cuDeviceGetDefaultMemPool)                                                                   \
-    X(cuDeviceGetMemPool)
+    X(cuDeviceGetMemPool)                                                                          \
+    X(cuMemPoolGetAttribute)
 enum sim_counted {
 #define SIM_COUNTED_ENUM(name) SIM_COUNT_##name,
     SIM_COUNTED_CALLS(SIM_COUNTED_ENUM)

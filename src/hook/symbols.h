@@ -79,6 +79,11 @@
     X(cuStreamBeginCaptureToGraph_ptsz, cuStreamBeginCaptureToGraph) \
     X(cuStreamEndCapture, cuStreamEndCapture) \
     X(cuStreamEndCapture_ptsz, cuStreamEndCapture) \
+    X(cuCtxSynchronize, cuCtxSynchronize) \
+    X(cuCtxSynchronize_v2, cuCtxSynchronize) \
+    X(cuStreamSynchronize, cuStreamSynchronize) \
+    X(cuStreamSynchronize_ptsz, cuStreamSynchronize) \
+    X(cuEventSynchronize, cuEventSynchronize) \
     X(cuGetProcAddress, cuGetProcAddress) \
     X(cuGetProcAddress_v2, cuGetProcAddress)
 

@@ -280,6 +280,8 @@ void cf_sample_after_alloc(const struct cf_alloc_brief *a, bool new_peak, uint64
 CF_COLD void cf_sample_oom(uint64_t stream, int device, uint64_t *free_b, uint64_t *total_b);
 void cf_sample_pool_now(uint64_t pool, int device);
 void cf_sample_configure(uint64_t interval_ns);
+/* After a synchronization: the reserved bytes of pools above their threshold. */
+void cf_sample_after_sync(void);
 
 /* ---- apply.c: events to tables, shared by the process and the replay ---- */
 struct cf_event;

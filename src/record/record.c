@@ -145,6 +145,12 @@ void cf_rec_call(enum cf_api api, int result, uint64_t ns)
     cf_emit(&e);
 }
 
+void cf_rec_synchronized(void)
+{
+    /* Before the first allocation there is no pool to read. */
+    if (__atomic_load_n(&cf_rec_ready, __ATOMIC_ACQUIRE)) cf_sample_after_sync();
+}
+
 void cf_rec_mark(const char *text)
 {
     cf_rec_init();

@@ -281,6 +281,10 @@ void cf_rec_pool_seen(uint64_t pool, int device, bool is_default, bool created_b
 void cf_rec_pool_destroyed(uint64_t pool);
 void cf_rec_pool_threshold(uint64_t pool, uint64_t threshold);
 void cf_rec_pool_trim(uint64_t pool);
+/* A synchronization returned: a pool holding more than its release threshold may
+ * have handed memory back in it, so those pools' reserved bytes are read now
+ * (a documented sampling call) rather than at their next allocation. */
+void cf_rec_synchronized(void);
 /* A marker from the program (cudafrag_mark), kept in the trace. */
 void cf_rec_mark(const char *text);
 

@@ -1,7 +1,8 @@
 /* The documented sampling calls: cuMemPoolGetAttribute for a pool's reserved
- * bytes where the driver can have changed them (an allocation that lifted the
- * pool's live bytes above those at the last read, a trim, and at most once per
- * CUDAFRAG_SAMPLE_MS otherwise), cuDeviceGetGraphMemAttribute after graph
+ * bytes where the driver can have changed them (after every allocation from it,
+ * after a synchronization when it held more than its release threshold, after a
+ * trim, all its attributes at most once per CUDAFRAG_SAMPLE_MS), and
+ * cuDeviceGetGraphMemAttribute after graph
  * launches once the program has graph memory nodes, and cuMemGetInfo as a
  * cross-check of the computed footprint at its new peaks (rate-limited) and at
  * out-of-memory failures. They go straight to the real driver (cf_driver), never
@@ -161,6 +162,22 @@ void cf_sample_pool_now(uint64_t pool, int device)
     if (!may_call_driver()) return;
     const struct cf_driver *drv = cf_driver();
     if (drv->cuMemPoolGetAttribute) sample_pool(drv, pool, device);
+}
+
+void cf_sample_after_sync(void)
+{
+    if (!may_call_driver() || cf_capture_in_progress()) return;
+    const struct cf_driver *drv = cf_driver();
+    if (drv->cuMemPoolGetAttribute == NULL) return;
+    uint64_t pools[FINAL_POOLS_MAX];
+    unsigned n = cf_pool_handles(pools, FINAL_POOLS_MAX);
+    for (unsigned i = 0; i < n; i++) {
+        struct cf_pool *p = cf_pool_get(pools[i], -1);
+        if (p == NULL) continue;
+        uint64_t reserved = __atomic_load_n(&p->reserved_cur, __ATOMIC_RELAXED);
+        if (reserved > __atomic_load_n(&p->release_threshold, __ATOMIC_RELAXED))
+            read_reserved(drv, pools[i], __atomic_load_n(&p->device, __ATOMIC_RELAXED), reserved);
+    }
 }
 
 void cf_sample_oom(uint64_t stream, int device, uint64_t *free_out, uint64_t *total_out)

@@ -1,9 +1,12 @@
 /* The documented sampling calls against the simulated driver (linked, so cudafrag
  * finds a loaded libcuda): the computed footprint checked by cuMemGetInfo at its
  * new peaks only, pool attributes read when the pool may have grown and after a
- * trim (with shrinks and regrows), no sample on a capturing stream, OOM events
- * with the device's free/total, and the final sample. CUDAFRAG_SAMPLE_MS=0. */
+ * trim (with shrinks and regrows) and after a synchronization, no sample on a
+ * capturing stream, OOM events with the device's free/total, and the final
+ * sample. CUDAFRAG_SAMPLE_MS=0,
+ * SIMCUDA_COUNT_CALLS=1. */
 #include <cuda.h>
+#include <dlfcn.h>
 
 #include "check.h"
 #include "base/ctx_state.h"
@@ -120,6 +123,69 @@ static void check_pool(void)
     CHECK_EQ(rp->samples, 4);
 }
 
+/* cuMemPoolGetAttribute calls the simulated driver answered so far. */
+static unsigned long long pool_reads(void)
+{
+    unsigned long long (*count)(const char *) =
+        (unsigned long long (*)(const char *))dlsym(RTLD_DEFAULT, "simcudaCallCount");
+    CHECK(count != NULL);
+    unsigned long long n = count("cuMemPoolGetAttribute");
+    CHECK(n != ~0ull);
+    return n;
+}
+
+static uint64_t reserved_now(CUmemoryPool pool)
+{
+    cuuint64_t v;
+    CHECK_CU(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &v));
+    return v;
+}
+
+/* After a synchronization the pools above their release threshold are read: the
+ * memory a pool handed back there leaves the footprint at once. A pool at or
+ * below its threshold gives nothing back and is not read. */
+static void check_sync_read(void)
+{
+    CUmemPoolProps props = {.allocType = CU_MEM_ALLOCATION_TYPE_PINNED,
+                            .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0}};
+    CUmemoryPool pool;
+    CHECK_CU(cuMemPoolCreate(&pool, &props));
+    uint64_t h = (uint64_t)(uintptr_t)pool;
+    cf_rec_pool_seen(h, 0, false, true);
+    struct cf_pool *rp = cf_pool_get(h, 0);
+    struct cf_device_stats *d = &cf_rec.dev[0];
+    CUdeviceptr b;
+    CHECK_CU(cuMemAllocFromPoolAsync(&b, 96 * MiB, pool, stream));
+    note_alloc(CF_API_cuMemAllocFromPoolAsync, b, 96 * MiB, pool, stream);
+    CHECK_GE(rp->reserved_cur, 96 * MiB);
+    uint64_t pool_part = d->pool_reserved;
+    CHECK_CU(cuMemFreeAsync(b, stream));
+    CHECK(cf_rec_free(CF_API_cuMemFreeAsync, b, 0));
+
+    unsigned long long reads = pool_reads();
+    CHECK_CU(cuStreamSynchronize(stream)); /* threshold 0: the pool is emptied */
+    cf_rec_synchronized();
+    /* This pool and check_pool's, which still holds a live block above its threshold. */
+    CHECK_EQ(pool_reads(), reads + 2);
+    CHECK_EQ(rp->reserved_cur, 0);
+    CHECK_EQ(d->pool_reserved, pool_part - rp->reserved_high);
+
+    cuuint64_t keep = 1ull << 40;
+    CHECK_CU(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep));
+    cf_rec_pool_threshold(h, keep);
+    CHECK_CU(cuMemAllocFromPoolAsync(&b, 96 * MiB, pool, stream));
+    note_alloc(CF_API_cuMemAllocFromPoolAsync, b, 96 * MiB, pool, stream);
+    CHECK_CU(cuMemFreeAsync(b, stream));
+    CHECK(cf_rec_free(CF_API_cuMemFreeAsync, b, 0));
+    reads = pool_reads();
+    CHECK_CU(cuStreamSynchronize(stream));
+    cf_rec_synchronized();
+    CHECK_EQ(pool_reads(),
+             reads + 1); /* check_pool's only: this one kept it, below its threshold */
+    CHECK_EQ(rp->reserved_cur, reserved_now(pool));
+    CHECK_GE(rp->reserved_cur, 96 * MiB);
+}
+
 static void check_capture_and_oom(void)
 {
     uint64_t samples = cf_rec.dev[0].footprint_samples;
@@ -189,6 +255,7 @@ int main(void)
     CHECK_CU(cuStreamCreate(&capturing, CU_STREAM_NON_BLOCKING));
     check_footprint();
     check_pool();
+    check_sync_read();
     check_capture_and_oom();
     check_final_sample();
     check_without_capture_query();

@@ -1,0 +1,71 @@
+/* Synchronizations: not allocations, but where a stream-ordered pool holding more
+ * than its release threshold gives idle memory back to the device. After each
+ * one the record reads those pools' reserved bytes, so the footprint drops where
+ * the memory went back rather than at the pool's next allocation. The runtime's
+ * synchronizations reach the driver's, so only those are wrapped. Nothing is
+ * recorded per call. */
+#include "hook/cuda_abi.h"
+
+#include "hook/guard.h"
+#include "hook/note.h"
+#include "hook/symbols.h"
+
+CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream hStream);
+
+#define SYNC(rc, call)                                                                             \
+    do {                                                                                           \
+        if (!cf_hook_begin()) {                                                                    \
+            rc = (call);                                                                           \
+            break;                                                                                 \
+        }                                                                                          \
+        rc = (call);                                                                               \
+        int saved_ = errno;                                                                        \
+        if (rc == 0) cf_rec_synchronized();                                                        \
+        errno = saved_;                                                                            \
+        cf_hook_end();                                                                             \
+    } while (0)
+
+CF_EXPORT CUresult CUDAAPI cuCtxSynchronize(void)
+{
+    __typeof__(&cuCtxSynchronize) real = CF_REAL_DRV(cuCtxSynchronize);
+    if (real == NULL) return cf_missing_driver("cuCtxSynchronize");
+    CUresult rc;
+    SYNC(rc, real());
+    return rc;
+}
+
+CF_EXPORT CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx)
+{
+    __typeof__(&cuCtxSynchronize_v2) real = CF_REAL_DRV(cuCtxSynchronize_v2);
+    if (real == NULL) return cf_missing_driver("cuCtxSynchronize_v2");
+    CUresult rc;
+    SYNC(rc, real(ctx));
+    return rc;
+}
+
+CF_EXPORT CUresult CUDAAPI cuStreamSynchronize(CUstream hStream)
+{
+    __typeof__(&cuStreamSynchronize) real = CF_REAL_DRV(cuStreamSynchronize);
+    if (real == NULL) return cf_missing_driver("cuStreamSynchronize");
+    CUresult rc;
+    SYNC(rc, real(hStream));
+    return rc;
+}
+
+CF_EXPORT CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream hStream)
+{
+    __typeof__(&cuStreamSynchronize_ptsz) real = CF_REAL_DRV(cuStreamSynchronize_ptsz);
+    if (real == NULL) return cf_missing_driver("cuStreamSynchronize_ptsz");
+    CUresult rc;
+    SYNC(rc, real(hStream));
+    return rc;
+}
+
+CF_EXPORT CUresult CUDAAPI cuEventSynchronize(CUevent hEvent)
+{
+    __typeof__(&cuEventSynchronize) real = CF_REAL_DRV(cuEventSynchronize);
+    if (real == NULL) return cf_missing_driver("cuEventSynchronize");
+    CUresult rc;
+    SYNC(rc, real(hEvent));
+    return rc;
+}
