@@ -92,6 +92,8 @@ prepare() {
     done
     compile_gpu_programs
     [ -x "$build/bench/hook/bench_hook" ] && cp -L "$build/bench/hook/bench_hook" "$GPU_DIR/"
+    [ -x "$build/bench/hook/bench_primitives" ] &&
+        cp -L "$build/bench/hook/bench_primitives" "$GPU_DIR/"
     if [ -n "${BENCH_BEFORE:-}" ]; then
         cp -L "$BENCH_BEFORE" "$GPU_DIR/libcudafrag-before.so" || die "no library $BENCH_BEFORE"
     fi
@@ -202,56 +204,31 @@ run_frameworks() {
         python3 "$ROOT/tests/gpu/jax_test.py"
 }
 
-# Hook cost on the real driver: bench_hook's cudaMallocAsync/FreeAsync and
-# cudaMalloc/Free loops 24 frames deep, without cudafrag and preloaded (stacks off,
-# depth 16, each with and without the trace), interleaved, REPS repetitions; the
-# medians of (with - without) per call. With .gpu/libcudafrag-before.so (--prepare
-# with BENCH_BEFORE) that library runs too, trace on, in the same rotation.
+# Hook cost on the real driver: bench_hook's loops 24 frames deep, without cudafrag
+# and preloaded (stacks off, depth 16, each with and without the trace), in a
+# shuffled rotation of BENCH_REPS repetitions (bench/hook/rotate.sh: medians,
+# quartiles and fastest runs of (with - without) per call), the stream-ordered loop
+# the targets are stated for and, with BENCH_SYNC=1, the cudaMalloc loop. With
+# .gpu/libcudafrag-before.so (--prepare with BENCH_BEFORE) that library runs too,
+# trace on, in the same rotation. First the machine's primitives (TSC read, locked
+# operations), which differ between machines.
 run_hook_bench() {
-    local b="$GPU_DIR/bench_hook" reps=${BENCH_REPS:-5} i cfg out cfgs="base d0 d0t d16 d16t"
-    local before="$GPU_DIR/libcudafrag-before.so"
+    local b="$GPU_DIR/bench_hook" lib="$GPU_DIR/libcudafrag.so" before="$GPU_DIR/libcudafrag-before.so"
     [ -x "$b" ] || { echo "no bench_hook in .gpu"; return; }
-    [ -e "$before" ] && cfgs="$cfgs b0t b16t"
-    local rows="$OUT/bench_rows.txt"
-    : >"$rows"
-    for i in $(seq "$reps"); do
-        for cfg in $cfgs; do
-            case $cfg in
-            base) out=$("$b" loop 1000 24) ;;
-            d0) out=$(env LD_PRELOAD="$GPU_DIR/libcudafrag.so" CUDAFRAG_OUTPUT= CUDAFRAG_STDERR=0 CUDAFRAG_STACK_DEPTH=0 "$b" loop 1000 24) ;;
-            d0t) out=$(env LD_PRELOAD="$GPU_DIR/libcudafrag.so" CUDAFRAG_OUTPUT="$OUT/bench-t" CUDAFRAG_STDERR=0 CUDAFRAG_JSON=0 CUDAFRAG_TRACE=1 CUDAFRAG_STACK_DEPTH=0 "$b" loop 1000 24) ;;
-            d16) out=$(env LD_PRELOAD="$GPU_DIR/libcudafrag.so" CUDAFRAG_OUTPUT= CUDAFRAG_STDERR=0 CUDAFRAG_STACK_DEPTH=16 "$b" loop 1000 24) ;;
-            d16t) out=$(env LD_PRELOAD="$GPU_DIR/libcudafrag.so" CUDAFRAG_OUTPUT="$OUT/bench-t" CUDAFRAG_STDERR=0 CUDAFRAG_JSON=0 CUDAFRAG_TRACE=1 CUDAFRAG_STACK_DEPTH=16 "$b" loop 1000 24) ;;
-            b0t) out=$(env LD_PRELOAD="$before" CUDAFRAG_OUTPUT="$OUT/bench-t" CUDAFRAG_STDERR=0 CUDAFRAG_JSON=0 CUDAFRAG_TRACE=1 CUDAFRAG_STACK_DEPTH=0 "$b" loop 1000 24) ;;
-            b16t) out=$(env LD_PRELOAD="$before" CUDAFRAG_OUTPUT="$OUT/bench-t" CUDAFRAG_STDERR=0 CUDAFRAG_JSON=0 CUDAFRAG_TRACE=1 CUDAFRAG_STACK_DEPTH=16 "$b" loop 1000 24) ;;
-            esac
-            echo "$i $cfg $(echo "$out" | awk '$1 == "async_ns_per_call" { a = $2 } $1 == "sync_ns_per_call" { s = $2 } END { print a, s }')" >>"$rows"
-        done
+    [ -x "$GPU_DIR/bench_primitives" ] && "$GPU_DIR/bench_primitives" | tee "$OUT/bench.txt"
+    local t="CUDAFRAG_TRACE=1 CUDAFRAG_JSON=0"
+    local cfgs=("native=" "stacks off=LD_PRELOAD=$lib CUDAFRAG_STACK_DEPTH=0"
+        "stacks off, trace on=LD_PRELOAD=$lib CUDAFRAG_STACK_DEPTH=0 $t"
+        "depth 16=LD_PRELOAD=$lib CUDAFRAG_STACK_DEPTH=16"
+        "depth 16, trace on=LD_PRELOAD=$lib CUDAFRAG_STACK_DEPTH=16 $t")
+    [ -e "$before" ] && cfgs+=("before: stacks off, trace on=LD_PRELOAD=$before CUDAFRAG_STACK_DEPTH=0 $t"
+        "before: depth 16, trace on=LD_PRELOAD=$before CUDAFRAG_STACK_DEPTH=16 $t")
+    local loop
+    for loop in async $([ "${BENCH_SYNC:-0}" = 1 ] && echo sync); do
+        echo "-- $loop loop"
+        REPS=${BENCH_REPS:-21} "$ROOT/bench/hook/rotate.sh" "$b" "$loop" "${cfgs[@]}" |
+            tee -a "$OUT/bench.txt"
     done
-    rm -f "$OUT"/bench-t*
-    python3 - "$rows" <<'PY' | tee "$OUT/bench.txt"
-import statistics, sys
-rows = [l.split() for l in open(sys.argv[1]) if len(l.split()) == 4]
-by = {}
-for i, cfg, a, s in rows:
-    by.setdefault(cfg, {})[i] = (float(a), float(s))
-base = by.get("base", {})
-print("| configuration | async ns/call | async over native | sync ns/call | sync over native |")
-print("|---|---|---|---|---|")
-names = {"base": "without cudafrag", "d0": "stacks off", "d0t": "stacks off, trace on",
-         "d16": "depth 16", "d16t": "depth 16, trace on",
-         "b0t": "before (libcudafrag-before.so): stacks off, trace on",
-         "b16t": "before (libcudafrag-before.so): depth 16, trace on"}
-for cfg in ("base", "d0", "d0t", "d16", "d16t", "b0t", "b16t"):
-    runs = by.get(cfg, {})
-    if not runs:
-        continue
-    a = statistics.median(v[0] for v in runs.values())
-    s = statistics.median(v[1] for v in runs.values())
-    da = statistics.median(v[0] - base[i][0] for i, v in runs.items() if i in base)
-    ds = statistics.median(v[1] - base[i][1] for i, v in runs.items() if i in base)
-    print(f"| {names[cfg]} | {a:.0f} | {da:+.0f} | {s:.0f} | {ds:+.0f} |")
-PY
 }
 
 # One row per run. The output key (checksum, final loss, result) of each run is
@@ -445,7 +422,7 @@ run_all() {
         return
     fi
     if [ "$BENCH" = 1 ] && [ -z "$ONLY" ]; then
-        echo "== hook cost (bench_hook loop 1000 24)"
+        echo "== hook cost (bench_hook 1000 pairs, 24 frames deep)"
         run_hook_bench
     fi
     echo "== runs (each limited to ${STEP_TIMEOUT}s)"
