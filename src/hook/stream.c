@@ -46,3 +46,28 @@ CF_EXPORT cudaError_t CUDARTAPI cudaStreamDestroy(cudaStream_t stream)
     cf_ctx_all_changed();
     return rc;
 }
+
+/* Stream synchronisation: not recorded either, but in arena mode it proves the
+ * device finished the stream-ordered frees made on that stream, which the arena
+ * then hands back at once (cf_arena_stream_synchronize). */
+static CUresult synchronize(CUstream stream, CUresult(CUDAAPI *real)(CUstream))
+{
+    if (!cf_hook_begin()) return real(stream);
+    CUresult rc = cf_arena_enabled() ? cf_arena_stream_synchronize(stream, real) : real(stream);
+    cf_hook_end();
+    return rc;
+}
+
+CF_EXPORT CUresult CUDAAPI cuStreamSynchronize(CUstream hStream)
+{
+    __typeof__(&cuStreamSynchronize) real = CF_REAL_DRV(cuStreamSynchronize);
+    if (real == NULL) return cf_missing_driver("cuStreamSynchronize");
+    return synchronize(hStream, real);
+}
+
+CF_EXPORT CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream hStream)
+{
+    __typeof__(&cuStreamSynchronize_ptsz) real = CF_REAL_DRV(cuStreamSynchronize_ptsz);
+    if (real == NULL) return cf_missing_driver("cuStreamSynchronize_ptsz");
+    return synchronize(hStream, real);
+}

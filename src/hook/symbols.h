@@ -53,6 +53,8 @@
     X(cuGraphLaunch_ptsz, cuGraphLaunch) \
     X(cuStreamDestroy, cuStreamDestroy) \
     X(cuStreamDestroy_v2, cuStreamDestroy) \
+    X(cuStreamSynchronize, cuStreamSynchronize) \
+    X(cuStreamSynchronize_ptsz, cuStreamSynchronize) \
     X(cuCtxSetCurrent, cuCtxSetCurrent) \
     X(cuCtxEnablePeerAccess, cuCtxEnablePeerAccess) \
     X(cuCtxPushCurrent, cuCtxPushCurrent) \

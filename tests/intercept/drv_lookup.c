@@ -124,7 +124,8 @@ static void stream_ordered(CUdevice dev, CUstream s)
     GET(cuDeviceSetMemPool, "cuDeviceSetMemPool");
     GET(cuDeviceGetMemPool, "cuDeviceGetMemPool");
     GET(cuDeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool");
-    GET_PLAIN(cuStreamSynchronize, "cuStreamSynchronize");
+    GET(cuStreamSynchronize, "cuStreamSynchronize");
+    GET_PTSZ(cuStreamSynchronize, "cuStreamSynchronize_ptsz");
 
     CUdeviceptr d;
     CHECK_CU(p_cuMemAllocAsync(&d, 1 << 20, s));
@@ -147,6 +148,7 @@ static void stream_ordered(CUdevice dev, CUstream s)
     CHECK_CU(p_cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &got));
     CHECK_EQ(got, threshold);
     CHECK_CU(p_cuStreamSynchronize(s));
+    CHECK_CU(p_cuStreamSynchronize_ptsz(NULL));
     CHECK_CU(p_cuMemPoolTrimTo(pool, 0));
     CHECK_CU(p_cuDeviceGetDefaultMemPool(&def, dev));
     CHECK_CU(p_cuDeviceSetMemPool(dev, pool));
