@@ -53,18 +53,23 @@ static void sync_returns_stream_frees(CUstream a, CUstream b)
 }
 
 /* Only the synchronised stream's frees: a block freed on b stays pending
- * while a is synchronised, so an allocation on a does not get its room. */
+ * while a is synchronised. The allocation on a finds mapped room elsewhere (no
+ * poll, which could prove the block done by an event), so it gets the block's
+ * room only if the synchronisation of a wrongly took it. */
 static void sync_takes_only_its_stream(CUstream a, CUstream b)
 {
+    CHECK_CU(cf_arena_stream_synchronize(b, cuStreamSynchronize)); /* the test above */
+    CHECK_EQ(stats().mapped_now, 4 * MiB);
     CUdeviceptr x = alloc_on(1 * MiB, b);
     CUdeviceptr keep = alloc_on(1 * MiB, b);
     CHECK_CU(cf_arena_free(x, b, true));
     CHECK_CU(cf_arena_stream_synchronize(a, cuStreamSynchronize));
     CUdeviceptr y = alloc_on(1 * MiB, a);
-    CHECK(y != x);
+    CHECK_EQ(y, keep + 1 * MiB);
     CHECK_CU(cf_arena_stream_synchronize(b, cuStreamSynchronize));
     CUdeviceptr z = alloc_on(1 * MiB, a);
     CHECK_EQ(z, x);
+    CHECK_EQ(stats().peak_mapped, 4 * MiB);
     CHECK_CU(cf_arena_free(y, a, true));
     CHECK_CU(cf_arena_free(z, a, true));
     CHECK_CU(cf_arena_free(keep, b, true));
