@@ -246,6 +246,34 @@ void cf_arena_stream_destroyed(CUstream stream)
     cf_dev_streams_destroying(false);
 }
 
+CUresult cf_arena_stream_synchronize(CUstream stream, CUresult(CUDAAPI *sync)(CUstream))
+{
+    /* The default streams' handles name a different stream per thread or per
+     * mode of compilation: only real stream handles are matched. */
+    if ((uintptr_t)stream <= (uintptr_t)CU_STREAM_PER_THREAD ||
+        __atomic_load_n(&arena_state, __ATOMIC_ACQUIRE) != CF_DEV_READY)
+        return sync(stream);
+    struct cf_blist taken = {0};
+    struct {
+        struct cf_dev_arena *d;
+        uint64_t n;
+    } from[CF_ARENA_MAX_DEVICES * CF_ARENA_PARTS];
+    int nfrom = 0;
+    for (int i = 0; i < CF_ARENA_MAX_DEVICES; i++) {
+        if (!device_ready(i)) continue;
+        for (unsigned k = 0; k < nparts[i]; k++) {
+            uint64_t before = taken.count;
+            cf_dev_sync_begin(&devs[i][k], stream, &taken);
+            if (taken.count > before)
+                from[nfrom++] = (typeof(from[0])){&devs[i][k], taken.count - before};
+        }
+    }
+    CUresult rc = sync(stream);
+    for (int j = 0; j < nfrom; j++)
+        cf_dev_sync_end(from[j].d, &taken, from[j].n, rc == CUDA_SUCCESS);
+    return rc;
+}
+
 void cf_arena_reclaim_device(const struct cf_dev_arena *d)
 {
     int dev = (int)d->bk.dev;

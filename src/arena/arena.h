@@ -49,6 +49,12 @@ bool cf_arena_find_block(CUdeviceptr ptr, struct cf_arena_block *out);
 /* The application is about to destroy a stream: the arena stops referring to it
  * (called by the stream-destroy hooks before the real call). */
 void cf_arena_stream_destroyed(CUstream stream);
+/* Run the application's synchronisation of `stream` (sync: the real
+ * cuStreamSynchronize): once it succeeds, every stream-ordered free the program
+ * made on that stream before it is done on the device, so those blocks go back
+ * to the TLSF at once, without an event -- for every stream's allocations, as
+ * the frees of a synchronised program are in the shadow model. */
+CUresult cf_arena_stream_synchronize(CUstream stream, CUresult(CUDAAPI *sync)(CUstream));
 /* cuCtxEnablePeerAccess(peer) succeeded on a thread whose current device is reader:
  * the arena memory of peer's device, mapped and to be mapped, becomes accessible to
  * reader, as its cudaMalloc memory is natively. */

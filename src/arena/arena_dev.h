@@ -144,6 +144,14 @@ void cf_dev_hand_out(struct cf_dev_arena *d, struct tlsf_block *b);
  * use of stream handles out. */
 void cf_dev_streams_destroying(bool begin);
 void cf_dev_stamp_stream(struct cf_dev_arena *d, CUstream stream);
+/* The application is about to synchronise `stream`: move the blocks freed on it
+ * from the pending list to the end of out (the synchronisation will prove them
+ * done; blocks freed while it runs are not taken). */
+void cf_dev_sync_begin(struct cf_dev_arena *d, CUstream stream, struct cf_blist *out);
+/* After it: the first n blocks of l (those cf_dev_sync_begin took from d) go
+ * back to the TLSF when the synchronisation succeeded (done), else back to the
+ * pending list. */
+void cf_dev_sync_end(struct cf_dev_arena *d, struct cf_blist *l, uint64_t n, bool done);
 /* Async allocation: a pending block of the right size freed on the same stream
  * (safe at once by stream order), or NULL. Under lock. */
 struct tlsf_block *cf_dev_reuse_same_stream(struct cf_dev_arena *d, uint64_t size, CUstream stream);

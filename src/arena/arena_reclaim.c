@@ -439,6 +439,35 @@ void cf_dev_trim_for_peak(struct cf_dev_arena *d, uint64_t need, uint64_t credit
     pthread_mutex_unlock(&d->grow);
 }
 
+void cf_dev_sync_begin(struct cf_dev_arena *d, CUstream stream, struct cf_blist *out)
+{
+    if (__atomic_load_n(&d->pending.count, __ATOMIC_RELAXED) == 0) return;
+    cf_dev_lock(d);
+    for (struct tlsf_block *b = d->pending.head, *next; b; b = next) {
+        next = b->link_next;
+        if (b->user[0] != (uintptr_t)stream) continue;
+        cf_blist_remove(&d->pending, b);
+        cf_blist_push(out, b);
+    }
+    cf_dev_unlock(d);
+}
+
+void cf_dev_sync_end(struct cf_dev_arena *d, struct cf_blist *l, uint64_t n, bool done)
+{
+    cf_dev_lock(d);
+    for (uint64_t i = 0; i < n && l->head; i++) {
+        struct tlsf_block *b = l->head;
+        cf_blist_remove(l, b);
+        if (done)
+            retire(d, b);
+        else
+            cf_blist_push(&d->pending, b);
+    }
+    bool trim = done && cf_dev_trim_due(d);
+    cf_dev_unlock(d);
+    if (trim) cf_dev_trim(d, false);
+}
+
 /* The application is about to destroy `stream`: blocks it freed on that stream
  * and that still wait for their mark get it now, while the handle is valid
  * (stamping later would pass a dead handle to the driver). One event covers

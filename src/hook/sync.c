@@ -1,21 +1,25 @@
 /* Synchronizations: not allocations, but where a stream-ordered pool holding more
  * than its release threshold gives idle memory back to the device. After each
  * one the record reads those pools' reserved bytes, so the footprint drops where
- * the memory went back rather than at the pool's next allocation. The runtime's
- * synchronizations reach the driver's, so only those are wrapped. Nothing is
- * recorded per call. */
+ * the memory went back rather than at the pool's next allocation. A stream's
+ * synchronization also proves the device finished the stream-ordered frees made
+ * on it, which the arena then hands back at once (cf_arena_stream_synchronize).
+ * The runtime's synchronizations reach the driver's, so only those are wrapped.
+ * Nothing is recorded per call. */
 #include "hook/cuda_abi.h"
 
+#include "arena/arena.h"
 #include "hook/guard.h"
 #include "hook/note.h"
 #include "hook/symbols.h"
 
 CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream hStream);
 
-#define SYNC(rc, call)                                                                             \
+/* rc = call, or plain when passing through (the guard is taken, or cudafrag is off). */
+#define SYNC(rc, call, plain)                                                                      \
     do {                                                                                           \
         if (!cf_hook_begin()) {                                                                    \
-            rc = (call);                                                                           \
+            rc = (plain);                                                                          \
             break;                                                                                 \
         }                                                                                          \
         rc = (call);                                                                               \
@@ -25,12 +29,17 @@ CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream hStream);
         cf_hook_end();                                                                             \
     } while (0)
 
+static CUresult stream_sync(CUstream stream, CUresult(CUDAAPI *real)(CUstream))
+{
+    return cf_arena_enabled() ? cf_arena_stream_synchronize(stream, real) : real(stream);
+}
+
 CF_EXPORT CUresult CUDAAPI cuCtxSynchronize(void)
 {
     __typeof__(&cuCtxSynchronize) real = CF_REAL_DRV(cuCtxSynchronize);
     if (real == NULL) return cf_missing_driver("cuCtxSynchronize");
     CUresult rc;
-    SYNC(rc, real());
+    SYNC(rc, real(), real());
     return rc;
 }
 
@@ -39,7 +48,7 @@ CF_EXPORT CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx)
     __typeof__(&cuCtxSynchronize_v2) real = CF_REAL_DRV(cuCtxSynchronize_v2);
     if (real == NULL) return cf_missing_driver("cuCtxSynchronize_v2");
     CUresult rc;
-    SYNC(rc, real(ctx));
+    SYNC(rc, real(ctx), real(ctx));
     return rc;
 }
 
@@ -48,7 +57,7 @@ CF_EXPORT CUresult CUDAAPI cuStreamSynchronize(CUstream hStream)
     __typeof__(&cuStreamSynchronize) real = CF_REAL_DRV(cuStreamSynchronize);
     if (real == NULL) return cf_missing_driver("cuStreamSynchronize");
     CUresult rc;
-    SYNC(rc, real(hStream));
+    SYNC(rc, stream_sync(hStream, real), real(hStream));
     return rc;
 }
 
@@ -57,7 +66,7 @@ CF_EXPORT CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream hStream)
     __typeof__(&cuStreamSynchronize_ptsz) real = CF_REAL_DRV(cuStreamSynchronize_ptsz);
     if (real == NULL) return cf_missing_driver("cuStreamSynchronize_ptsz");
     CUresult rc;
-    SYNC(rc, real(hStream));
+    SYNC(rc, stream_sync(hStream, real), real(hStream));
     return rc;
 }
 
@@ -66,6 +75,6 @@ CF_EXPORT CUresult CUDAAPI cuEventSynchronize(CUevent hEvent)
     __typeof__(&cuEventSynchronize) real = CF_REAL_DRV(cuEventSynchronize);
     if (real == NULL) return cf_missing_driver("cuEventSynchronize");
     CUresult rc;
-    SYNC(rc, real(hEvent));
+    SYNC(rc, real(hEvent), real(hEvent));
     return rc;
 }
