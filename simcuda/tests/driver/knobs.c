@@ -1,6 +1,6 @@
 /* SIMCUDA_* knobs. Started either with bad values (argv[1] = "bad": one
  * clear message per variable, defaults used) or good ones ("good":
- * SIMCUDA_MEM=256M SIMCUDA_DEVICES=3 SIMCUDA_PHYS=contiguous). */
+ * SIMCUDA_MEM=256M SIMCUDA_DEVICES=3 SIMCUDA_PHYS=contiguous SIMCUDA_VA=1G). */
 #include "simtest.h"
 
 #include <unistd.h>
@@ -23,6 +23,7 @@ static void bad(void)
               "simcuda: ignoring SIMCUDA_DEVICES=9: expected a number from 1 to 8; using 1\n");
     CHECK_STR(text,
               "simcuda: ignoring SIMCUDA_PHYS=weird: expected paged or contiguous; using paged\n");
+    CHECK_STR(text, "simcuda: ignoring SIMCUDA_VA=lots: expected a size");
     int n;
     CHECK_CU(cuDeviceGetCount(&n));
     CHECK_EQ(n, 1);
@@ -73,6 +74,12 @@ static void good(void)
     CHECK_EQ(sim_stats(2).largest_free_run_pages, 120);
     CHECK_CU(cuMemFree(p0));
     CHECK_CU(cuMemFree(p2));
+
+    /* SIMCUDA_VA=1G: a device's whole address space, reservations included. */
+    CUdeviceptr va;
+    CHECK_EQ(cuMemAddressReserve(&va, 2048 * MiB, 0, 0, 0), CUDA_ERROR_OUT_OF_MEMORY);
+    CHECK_CU(cuMemAddressReserve(&va, 512 * MiB, 0, 0, 0));
+    CHECK_CU(cuMemAddressFree(va, 512 * MiB));
 }
 
 int main(int argc, char **argv)
