@@ -52,22 +52,24 @@ CF_EXPORT CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx)
     return rc;
 }
 
+/* Both stream ABIs: the default stream they name differs, nothing else. */
+static CUresult stream_wrapper(CUstream stream, CUresult(CUDAAPI *real)(CUstream), const char *name)
+{
+    if (real == NULL) return cf_missing_driver(name);
+    CUresult rc;
+    SYNC(rc, stream_sync(stream, real), real(stream));
+    return rc;
+}
+
 CF_EXPORT CUresult CUDAAPI cuStreamSynchronize(CUstream hStream)
 {
-    __typeof__(&cuStreamSynchronize) real = CF_REAL_DRV(cuStreamSynchronize);
-    if (real == NULL) return cf_missing_driver("cuStreamSynchronize");
-    CUresult rc;
-    SYNC(rc, stream_sync(hStream, real), real(hStream));
-    return rc;
+    return stream_wrapper(hStream, CF_REAL_DRV(cuStreamSynchronize), "cuStreamSynchronize");
 }
 
 CF_EXPORT CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream hStream)
 {
-    __typeof__(&cuStreamSynchronize_ptsz) real = CF_REAL_DRV(cuStreamSynchronize_ptsz);
-    if (real == NULL) return cf_missing_driver("cuStreamSynchronize_ptsz");
-    CUresult rc;
-    SYNC(rc, stream_sync(hStream, real), real(hStream));
-    return rc;
+    return stream_wrapper(hStream, CF_REAL_DRV(cuStreamSynchronize_ptsz),
+                          "cuStreamSynchronize_ptsz");
 }
 
 CF_EXPORT CUresult CUDAAPI cuEventSynchronize(CUevent hEvent)

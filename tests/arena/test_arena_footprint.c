@@ -3,6 +3,7 @@
  * threads that do not allocate at the same time share one part; the peak of
  * live memory is the device's concurrent one. */
 #include "arena/arena.h"
+#include "arena_test.h"
 #include "check.h"
 #include "config/config.h"
 #include "cuda_setup.h"
@@ -10,16 +11,6 @@
 #include <cuda.h>
 #include <pthread.h>
 #include <stdlib.h>
-
-#define MiB ((uint64_t)1 << 20)
-
-static struct cf_arena_stats stats(void)
-{
-    struct cf_arena_stats s;
-    cf_arena_get_stats(&s, NULL);
-    CHECK(s.active);
-    return s;
-}
 
 static CUdeviceptr alloc(uint64_t size)
 {
@@ -37,7 +28,7 @@ static void drain_before_raising_peak(void)
     CHECK_CU(cf_arena_free(x, NULL, false));
     CUdeviceptr y = alloc(3 * MiB);
     CHECK_EQ(y, x); /* the quarantine was drained and the block reused */
-    struct cf_arena_stats s = stats();
+    struct cf_arena_stats s = arena_stats();
     CHECK_EQ(s.peak_mapped, 4 * MiB);
     CHECK_EQ(s.peak_live, 3 * MiB);
     CHECK_CU(cf_arena_free(y, NULL, false));
@@ -50,12 +41,12 @@ static void trim_before_raising_peak(void)
     CUdeviceptr b[4];
     for (int i = 0; i < 4; i++)
         b[i] = alloc(2 * MiB); /* 8 MiB: the 4 MiB mapped so far and 2 granules more */
-    CHECK_EQ(stats().peak_mapped, 8 * MiB);
+    CHECK_EQ(arena_stats().peak_mapped, 8 * MiB);
     CHECK_CU(cf_arena_free(b[0], NULL, false));
     CHECK_CU(cf_arena_free(b[1], NULL, false));
-    uint64_t unmapped = stats().granules_unmapped;
+    uint64_t unmapped = arena_stats().granules_unmapped;
     CUdeviceptr e = alloc(6 * MiB); /* the 4 MiB hole is too small */
-    struct cf_arena_stats s = stats();
+    struct cf_arena_stats s = arena_stats();
     CHECK_EQ(s.granules_unmapped, unmapped + 2);
     CHECK_EQ(s.mapped_now, 10 * MiB);
     CHECK_EQ(s.peak_mapped, 10 * MiB); /* 14 MiB if the hole stayed mapped */
@@ -93,7 +84,7 @@ static void sequential_threads_share_a_part(CUcontext ctx)
     }
     uint64_t d = j[0].p > j[1].p ? j[0].p - j[1].p : j[1].p - j[0].p;
     CHECK_LT(d, 1024 * MiB);
-    CHECK_EQ(stats().peak_live, 16 * MiB);
+    CHECK_EQ(arena_stats().peak_live, 16 * MiB);
 }
 
 int main(void)

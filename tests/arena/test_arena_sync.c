@@ -6,22 +6,13 @@
  * the program's live memory never needed (stream_async: 44 MiB mapped for
  * 41.9 MiB live instead of 42). */
 #include "arena/arena.h"
+#include "arena_test.h"
 #include "check.h"
 #include "config/config.h"
 #include "cuda_setup.h"
 
 #include <cuda.h>
 #include <stdlib.h>
-
-#define MiB ((uint64_t)1 << 20)
-
-static struct cf_arena_stats stats(void)
-{
-    struct cf_arena_stats s;
-    cf_arena_get_stats(&s, NULL);
-    CHECK(s.active);
-    return s;
-}
 
 static CUdeviceptr alloc_on(uint64_t size, CUstream s)
 {
@@ -38,14 +29,14 @@ static void sync_returns_stream_frees(CUstream a, CUstream b)
 {
     CUdeviceptr p = alloc_on(1 * MiB, a);
     CHECK_CU(cf_arena_free(p, a, true));
-    uint64_t sync_calls = stats().driver_calls;
+    uint64_t sync_calls = arena_stats().driver_calls;
     CHECK_CU(cf_arena_stream_synchronize(a, cuStreamSynchronize));
-    CHECK_EQ(stats().driver_calls, sync_calls); /* no event was needed */
+    CHECK_EQ(arena_stats().driver_calls, sync_calls); /* no event was needed */
     CUdeviceptr s = alloc_on(MiB / 2, b);
     CHECK_EQ(s, p); /* the freed block's room, on another stream */
     CUdeviceptr l = alloc_on(7 * MiB / 2, b);
     CHECK_EQ(l, p + MiB / 2);
-    struct cf_arena_stats st = stats();
+    struct cf_arena_stats st = arena_stats();
     CHECK_EQ(st.peak_live, 4 * MiB);
     CHECK_EQ(st.peak_mapped, 4 * MiB);
     CHECK_CU(cf_arena_free(s, b, true));
@@ -59,7 +50,7 @@ static void sync_returns_stream_frees(CUstream a, CUstream b)
 static void sync_takes_only_its_stream(CUstream a, CUstream b)
 {
     CHECK_CU(cf_arena_stream_synchronize(b, cuStreamSynchronize)); /* the test above */
-    CHECK_EQ(stats().mapped_now, 4 * MiB);
+    CHECK_EQ(arena_stats().mapped_now, 4 * MiB);
     CUdeviceptr x = alloc_on(1 * MiB, b);
     CUdeviceptr keep = alloc_on(1 * MiB, b);
     CHECK_CU(cf_arena_free(x, b, true));
@@ -69,7 +60,7 @@ static void sync_takes_only_its_stream(CUstream a, CUstream b)
     CHECK_CU(cf_arena_stream_synchronize(b, cuStreamSynchronize));
     CUdeviceptr z = alloc_on(1 * MiB, a);
     CHECK_EQ(z, x);
-    CHECK_EQ(stats().peak_mapped, 4 * MiB);
+    CHECK_EQ(arena_stats().peak_mapped, 4 * MiB);
     CHECK_CU(cf_arena_free(y, a, true));
     CHECK_CU(cf_arena_free(z, a, true));
     CHECK_CU(cf_arena_free(keep, b, true));
