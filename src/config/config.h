@@ -38,6 +38,10 @@ enum cf_opt_type { CF_BOOL, CF_INT, CF_SIZE, CF_STRING };
     X(SAMPLE_MS, "CUDAFRAG_SAMPLE_MS", CF_INT, "10", 0, 60000,                                     \
       "Minimum milliseconds between footprint samples (cuMemGetInfo, pool attributes) taken "      \
       "when live bytes reach a new peak; 0 samples every new peak.")                               \
+    X(TIME_ONE_IN, "CUDAFRAG_TIME_ONE_IN", CF_INT, "8", 1, 1000000,                              \
+      "Stream-ordered allocations and frees (cudaMallocAsync, cudaFreeAsync and their driver "     \
+      "and pool forms) timed: 1 in N, chosen at random, and the report's time for those APIs "      \
+      "estimated from them; 1 times every call. Every other call is always timed.")                \
     X(SIGNAL, "CUDAFRAG_SIGNAL", CF_BOOL, "1", 0, 1,                                               \
       "Write an interim report on SIGUSR1 once the program made a CUDA call (before that, or "     \
       "when the program has its own handler, SIGUSR1 keeps its action).")                          \

@@ -26,7 +26,7 @@ static CUresult alloc_async(__typeof__(&cuMemAllocAsync) real, bool ptsz, CUdevi
         *dptr = p;
         rc = CUDA_SUCCESS;
     } else {
-        CF_TIMED(rc, real(dptr, size, stream));
+        CF_TIMED_SAMPLED(rc, real(dptr, size, stream));
         int saved = errno;
         cf_note_async_alloc(CF_API_cuMemAllocAsync, rc == CUDA_SUCCESS ? *dptr : 0, size, stream,
                             &t, rc, OOM(rc));
@@ -54,7 +54,7 @@ static CUresult alloc_from_pool(__typeof__(&cuMemAllocFromPoolAsync) real, bool 
 {
     if (!cf_hook_begin()) return real(dptr, size, pool, stream);
     CUresult rc;
-    CF_TIMED(rc, real(dptr, size, pool, stream));
+    CF_TIMED_SAMPLED(rc, real(dptr, size, pool, stream));
     int saved = errno;
     struct cf_async_target t;
     cf_async_target(stream, ptsz, POOL(pool), &t);
@@ -87,7 +87,7 @@ static CUresult free_async(__typeof__(&cuMemFreeAsync) real, bool ptsz, CUdevice
     struct cf_free_note f;
     uint64_t ptr;
     if (!cf_route_free_async(&f, CF_API_cuMemFreeAsync, dptr, stream, ptsz, &ptr)) {
-        CF_TIMED_FREE(rc, f, real(ptr, stream));
+        CF_TIMED_FREE_SAMPLED(rc, f, real(ptr, stream));
         int saved = errno;
         cf_note_free_end(&f, rc);
         errno = saved;

@@ -7,6 +7,9 @@ __thread uint64_t cf_call_ns __attribute__((tls_model("initial-exec")));
 __thread uint64_t cf_call_end_ns __attribute__((tls_model("initial-exec")));
 
 bool cf_hook_call_seen;
+uint32_t cf_time_one_in = 1;
+/* Any odd constant: xorshift only needs a state that is not 0. */
+__thread uint32_t cf_time_rng __attribute__((tls_model("initial-exec"))) = 0x9e3779b9u;
 
 bool cf_hook_enabled(void)
 {
@@ -15,6 +18,7 @@ bool cf_hook_enabled(void)
 
 void cf_hook_first_call(void)
 {
+    __atomic_store_n(&cf_time_one_in, (uint32_t)cf_opt_int(CF_OPT_TIME_ONE_IN), __ATOMIC_RELAXED);
     __atomic_store_n(&cf_hook_call_seen, true, __ATOMIC_RELAXED);
     cf_lifecycle_first_call();
 }

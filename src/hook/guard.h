@@ -53,13 +53,48 @@ static inline void cf_hook_end(void)
     cf_in_hook = false;
 }
 
-/* rc = call, timed into cf_call_ns and cf_call_end_ns. */
+/* rc = call, timed into cf_call_ns (at least 1: 0 means "not timed") and
+ * cf_call_end_ns. */
 #define CF_TIMED(rc, call)                                                                         \
     do {                                                                                           \
         uint64_t cf_t0_ = cf_now_ns();                                                             \
         rc = (call);                                                                               \
         cf_call_end_ns = cf_now_ns();                                                              \
-        cf_call_ns = cf_call_end_ns - cf_t0_;                                                      \
+        cf_call_ns = cf_call_end_ns - cf_t0_ + (cf_call_end_ns == cf_t0_);                         \
+    } while (0)
+
+/* A stream-ordered allocation or free only queues work: on the H200 it returns in
+ * about half a microsecond, and a clock read costs 20 ns, so reading the clock on
+ * both sides of each took a tenth of its time again (docs/performance.md). One in
+ * cf_time_one_in of them (CUDAFRAG_TIME_ONE_IN) is timed, chosen by a per-thread
+ * xorshift so that no period of the program's own lines up with it; the others
+ * read the clock once, for their event's time. Set before the first recorded call
+ * (1 until then: every call timed). */
+extern uint32_t cf_time_one_in;
+extern __thread uint32_t cf_time_rng __attribute__((tls_model("initial-exec")));
+
+static inline bool cf_time_this(void)
+{
+    uint32_t x = cf_time_rng;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    cf_time_rng = x;
+    /* x is uniform over [1, 2^32): true with probability 1/N, without a division. */
+    return ((uint64_t)x * __atomic_load_n(&cf_time_one_in, __ATOMIC_RELAXED)) >> 32 == 0;
+}
+
+/* CF_TIMED for 1 in cf_time_one_in calls; otherwise cf_call_ns is 0 and the event
+ * is stamped with the call's end. */
+#define CF_TIMED_SAMPLED(rc, call)                                                                 \
+    do {                                                                                           \
+        if (cf_time_this()) {                                                                      \
+            CF_TIMED(rc, call);                                                                    \
+        } else {                                                                                   \
+            rc = (call);                                                                           \
+            cf_call_end_ns = cf_now_ns();                                                          \
+            cf_call_ns = 0;                                                                        \
+        }                                                                                          \
     } while (0)
 
 /* rc = call; then, unless passing through, run the remaining argument (the recording) with the

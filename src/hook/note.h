@@ -41,7 +41,20 @@ void cf_note_free_end(struct cf_free_note *f, int result);
     do {                                                                                           \
         rc = (call);                                                                               \
         cf_call_end_ns = cf_now_ns();                                                              \
-        cf_call_ns = cf_call_end_ns - (f).t0;                                                      \
+        cf_call_ns = cf_call_end_ns - (f).t0 + (cf_call_end_ns == (f).t0);                         \
+    } while (0)
+
+/* CF_TIMED_FREE for 1 in cf_time_one_in calls (guard.h); otherwise no clock read at
+ * all: the free's event is stamped with its start, and cf_call_ns is 0. */
+#define CF_TIMED_FREE_SAMPLED(rc, f, call)                                                         \
+    do {                                                                                           \
+        if (cf_time_this()) {                                                                      \
+            CF_TIMED_FREE(rc, f, call);                                                            \
+        } else {                                                                                   \
+            rc = (call);                                                                           \
+            cf_call_end_ns = (f).t0;                                                               \
+            cf_call_ns = 0;                                                                        \
+        }                                                                                          \
     } while (0)
 
 /* rc = call, a free of addr by api, wrapped like CF_WRAP (errno of the real call kept). */

@@ -26,7 +26,7 @@ static cudaError_t malloc_async(__typeof__(&cudaMallocAsync) real, bool ptsz, vo
         *devPtr = (void *)(uintptr_t)p;
         rc = cudaSuccess;
     } else {
-        CF_TIMED(rc, real(devPtr, size, stream));
+        CF_TIMED_SAMPLED(rc, real(devPtr, size, stream));
         int saved = errno;
         cf_note_async_alloc(CF_API_cudaMallocAsync, rc == cudaSuccess ? ADDR(*devPtr) : 0, size,
                             stream, &t, rc, OOM(rc));
@@ -55,7 +55,7 @@ static cudaError_t malloc_from_pool(__typeof__(&cudaMallocFromPoolAsync) real, b
 {
     if (!cf_hook_begin()) return real(ptr, size, pool, stream);
     cudaError_t rc;
-    CF_TIMED(rc, real(ptr, size, pool, stream));
+    CF_TIMED_SAMPLED(rc, real(ptr, size, pool, stream));
     int saved = errno;
     struct cf_async_target t;
     cf_async_target(stream, ptsz, ADDR(pool), &t);
@@ -89,7 +89,7 @@ static cudaError_t free_async(__typeof__(&cudaFreeAsync) real, bool ptsz, void *
     struct cf_free_note f;
     uint64_t ptr;
     if (!cf_route_free_async(&f, CF_API_cudaFreeAsync, ADDR(devPtr), stream, ptsz, &ptr)) {
-        CF_TIMED_FREE(rc, f, real((void *)(uintptr_t)ptr, stream));
+        CF_TIMED_FREE_SAMPLED(rc, f, real((void *)(uintptr_t)ptr, stream));
         int saved = errno;
         cf_note_free_end(&f, rc);
         errno = saved;

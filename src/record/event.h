@@ -8,6 +8,7 @@
 #define CF_RECORD_EVENT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define CF_TRACE_MAGIC   "CFTRACE\0"
@@ -90,6 +91,23 @@ struct cf_event {
 #define CF_FRAME(mod, off) (((uint64_t)(mod) << 40) | ((off) & ((1ull << 40) - 1)))
 
 /* ---- encoding (trace_codec.c), shared by the writer and the reader ---- */
+/* An event of the hook path (ALLOC, FREE, CALL) with every field zero but
+ * v[2..7], which those events never carry: a compound literal would zero all 192
+ * bytes with one `rep stos`, whose start-up cost showed in the cost of a call
+ * (docs/performance.md). The fields are set after. */
+static inline void cf_event_hot(struct cf_event *e, uint8_t type)
+{
+    e->type = type;
+    e->api = e->flags = e->op = 0;
+    e->device = e->result = 0;
+    e->tid = e->site = 0;
+    e->seq = e->t_ns = e->addr = e->size = e->granted = e->stream = e->pool = e->ns = 0;
+    e->v[0] = e->v[1] = 0;
+    e->nframes = e->len = e->len2 = 0;
+    e->frames = NULL;
+    e->str = e->str2 = NULL;
+}
+
 struct cf_enc {
     uint8_t *buf;
     uint32_t len, cap;

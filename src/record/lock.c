@@ -1,16 +1,18 @@
-/* The contended half of struct cf_lock (lock.h): the classic three-state futex
- * mutex. A waiter first spins for about a microsecond -- the critical sections
- * of the record are a few dozen instructions -- then marks the lock 2 and
- * sleeps; the release that sees 2 wakes one sleeper. */
+/* The contended half of struct cf_lock (lock.h). A waiter first spins for about
+ * a microsecond -- a critical section of the record is a few hundred
+ * instructions -- then yields its processor to whoever may hold the lock, and
+ * after that many yields naps between tries, so that a holder descheduled for a
+ * long time costs its waiters little processor time. */
 #include <errno.h>
-#include <linux/futex.h>
-#include <sys/syscall.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "record/lock.h"
 
-#define SPINS 128
+#define SPINS  128
+#define YIELDS 64
+#define NAP_NS (20 * 1000)
 
 static void relax(void)
 {
@@ -21,19 +23,27 @@ static void relax(void)
 #endif
 }
 
+static bool take(struct cf_lock *l)
+{
+    int free_ = 0;
+    return __atomic_load_n(&l->v, __ATOMIC_RELAXED) == 0 &&
+           __atomic_compare_exchange_n(&l->v, &free_, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
 void cf_lock_wait(struct cf_lock *l)
 {
     for (int i = 0; i < SPINS; i++) {
         relax();
-        int free_ = 0;
-        if (__atomic_load_n(&l->v, __ATOMIC_RELAXED) == 0 &&
-            __atomic_compare_exchange_n(&l->v, &free_, 1, false, __ATOMIC_ACQUIRE,
-                                        __ATOMIC_RELAXED))
-            return;
+        if (take(l)) return;
     }
     int saved = errno; /* the application's errno is never ours to change */
-    while (__atomic_exchange_n(&l->v, 2, __ATOMIC_ACQUIRE) != 0)
-        syscall(SYS_futex, &l->v, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+    const struct timespec nap = {0, NAP_NS};
+    for (unsigned tries = 0; !take(l); tries++) {
+        if (tries < YIELDS)
+            sched_yield();
+        else
+            nanosleep(&nap, NULL);
+    }
     errno = saved;
 }
 
@@ -45,8 +55,8 @@ static bool passed(const struct timespec *deadline)
            (now.tv_sec == deadline->tv_sec && now.tv_nsec >= deadline->tv_nsec);
 }
 
-/* Tries and sleeps rather than waiting on the futex: a waiter marks the lock 2,
- * and a holder that never releases it would never look. */
+/* Tries and naps until the deadline: the holder may be a thread that will never
+ * run again (exit() from a signal handler). */
 bool cf_lock_until(struct cf_lock *l, const struct timespec *deadline)
 {
     const struct timespec pause = {0, 100 * 1000};
@@ -58,11 +68,4 @@ bool cf_lock_until(struct cf_lock *l, const struct timespec *deadline)
         if (passed(deadline)) return false;
         nanosleep(&pause, NULL);
     }
-}
-
-void cf_lock_wake(struct cf_lock *l)
-{
-    int saved = errno;
-    syscall(SYS_futex, &l->v, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-    errno = saved;
 }

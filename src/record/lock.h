@@ -1,13 +1,17 @@
-/* A mutex in one 32-bit word, for the locks the hot path takes. A call site's,
+/* A lock in one 32-bit word, for the locks the hot path takes. A call site's,
  * a pool's, a live-table shard's and a device's lock sit in the same cache line
  * as the figures they guard: an intercepted call that takes the lock has already
  * fetched the data. pthread_mutex_t is 40 bytes (a line of its own beside a
  * node's fields) and is taken through a call into libc.
  *
- * Uncontended, taking is one compare-and-swap and releasing one exchange, as
- * with glibc's mutex. Contended, a waiter spins briefly, then sleeps on a futex
- * (never a pure spinlock: a holder preempted on a busy machine would keep the
- * waiters spinning for a whole time slice). No allocation, no errno change. */
+ * Uncontended, taking is one compare-and-swap and releasing a plain store: no
+ * second locked instruction, which glibc's mutex spends on learning whether a
+ * sleeper needs waking (a locked instruction costs about 9 ns on the H200's
+ * host, docs/performance.md). So nobody sleeps on the lock itself: a waiter
+ * spins briefly, then yields the processor, then naps for tens of microseconds
+ * between tries (never a pure spinlock: a holder preempted on a busy machine
+ * would keep the waiters spinning for a whole time slice). The critical sections
+ * are a few hundred instructions. No allocation, no errno change. */
 #ifndef CF_RECORD_LOCK_H
 #define CF_RECORD_LOCK_H
 
@@ -15,7 +19,7 @@
 
 #include "base/export.h"
 
-/* 0: free; 1: held; 2: held, and a thread may be sleeping on it. */
+/* 0: free; 1: held. */
 struct cf_lock {
     int v;
 };
@@ -29,7 +33,6 @@ struct timespec;
 /* Takes l unless deadline (CLOCK_REALTIME) passes first, even when the caller
  * holds it: for the report at exit (report/partial.c), never the hot path. */
 bool cf_lock_until(struct cf_lock *l, const struct timespec *deadline);
-void cf_lock_wake(struct cf_lock *l); /* wake one sleeper */
 
 static inline void cf_lock(struct cf_lock *l)
 {
@@ -49,7 +52,7 @@ static inline bool cf_lock_try(struct cf_lock *l)
 
 static inline void cf_unlock(struct cf_lock *l)
 {
-    if (CF_UNLIKELY(__atomic_exchange_n(&l->v, 0, __ATOMIC_RELEASE) == 2)) cf_lock_wake(l);
+    __atomic_store_n(&l->v, 0, __ATOMIC_RELEASE);
 }
 
 #endif

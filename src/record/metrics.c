@@ -53,7 +53,10 @@ void cf_metrics_api(enum cf_api api, uint64_t bytes, int result, uint64_t ns)
         /* Failures are rare: their codes are counted in the shared table. */
         count_error(&cf_rec.api[api], result);
     }
-    if (ns) cf_count(&st->ns_total, ns);
+    if (ns) {
+        cf_count(&st->ns_total, ns);
+        cf_count(&st->timed, 1);
+    }
 }
 
 /* A size already in the set changes nothing, even when the set is full; a new

@@ -42,12 +42,13 @@ static void load_words(uint64_t *dst, const uint64_t *src, size_t n)
 
 static void load_api(struct cf_api_stats *dst, const struct cf_api_stats *src)
 {
-    _Static_assert(sizeof *src == (4 + 2 * CF_API_ERRORS) * sizeof(uint64_t),
+    _Static_assert(sizeof *src == (5 + 2 * CF_API_ERRORS) * sizeof(uint64_t),
                    "copy every field of cf_api_stats");
     dst->calls = load(&src->calls);
     dst->bytes = load(&src->bytes);
     dst->failures = load(&src->failures);
     dst->ns_total = load(&src->ns_total);
+    dst->timed = load(&src->timed);
     for (int i = 0; i < CF_API_ERRORS; i++) {
         dst->errors[i].code = load(&src->errors[i].code);
         dst->errors[i].count = load(&src->errors[i].count);

@@ -79,18 +79,19 @@ __attribute__((noinline)) void cf_rec_alloc(const struct cf_alloc_info *ai)
     uint64_t now = ai->t_ns ? ai->t_ns : cf_now_ns();
     bool ok = ai->result == 0;
     struct cf_site *site = site_of_stack(ai->api, (uintptr_t)__builtin_return_address(0));
-    struct cf_event e = {.type = CF_EV_ALLOC,
-                         .api = (uint8_t)ai->api,
-                         .device = -1,
-                         .tid = cf_tid(),
-                         .result = ai->result,
-                         .site = site ? site->id : 0,
-                         .t_ns = now,
-                         .addr = ai->addr,
-                         .size = ai->requested,
-                         .stream = ai->stream,
-                         .pool = ai->pool,
-                         .ns = ai->ns};
+    struct cf_event e;
+    cf_event_hot(&e, CF_EV_ALLOC);
+    e.api = (uint8_t)ai->api;
+    e.device = -1;
+    e.tid = cf_tid();
+    e.result = ai->result;
+    e.site = site ? site->id : 0;
+    e.t_ns = now;
+    e.addr = ai->addr;
+    e.size = ai->requested;
+    e.stream = ai->stream;
+    e.pool = ai->pool;
+    e.ns = ai->ns;
     e.flags = alloc_flags(ai, &e.granted);
     if (!ok || ai->addr != 0) e.device = cf_sample_resolve_device(ai->device);
     if (!ok && ai->oom) cf_sample_oom(ai->stream, e.device, &e.v[0], &e.v[1]);
@@ -118,12 +119,13 @@ bool cf_rec_free_end(enum cf_api api, uint64_t addr, struct cf_alloc *a, int res
 {
     cf_rec_init();
     bool known = result == 0 && addr != 0 && a != NULL;
-    struct cf_event e = {.type = CF_EV_FREE,
-                         .api = (uint8_t)api,
-                         .addr = addr,
-                         .result = result,
-                         .t_ns = t_ns ? t_ns : cf_now_ns(),
-                         .ns = ns};
+    struct cf_event e;
+    cf_event_hot(&e, CF_EV_FREE);
+    e.api = (uint8_t)api;
+    e.addr = addr;
+    e.result = result;
+    e.t_ns = t_ns ? t_ns : cf_now_ns();
+    e.ns = ns;
     cf_apply_free(&e, a);
     cf_emit(&e);
     return known;
@@ -139,8 +141,12 @@ bool cf_rec_free(enum cf_api api, uint64_t addr, int result)
 void cf_rec_call(enum cf_api api, int result, uint64_t ns)
 {
     cf_rec_init();
-    struct cf_event e = {
-        .type = CF_EV_CALL, .api = (uint8_t)api, .result = result, .t_ns = cf_now_ns(), .ns = ns};
+    struct cf_event e;
+    cf_event_hot(&e, CF_EV_CALL);
+    e.api = (uint8_t)api;
+    e.result = result;
+    e.t_ns = cf_now_ns();
+    e.ns = ns;
     cf_metrics_api(api, 0, result, ns);
     cf_emit(&e);
 }

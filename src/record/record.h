@@ -159,12 +159,28 @@ struct cf_user_mark {
 #define CF_API_ERRORS 3
 struct cf_api_stats {
     uint64_t calls, bytes, failures;
-    uint64_t ns_total; /* time spent inside the real call */
+    /* Time spent inside the real calls that were timed, and how many were: all of
+     * them but the stream-ordered ones (CUDAFRAG_TIME_ONE_IN). cf_api_time_ns
+     * gives the estimate for all calls. */
+    uint64_t ns_total, timed;
     struct cf_api_error {
         uint64_t code; /* (uint32_t)result + 1; 0: slot free */
         uint64_t count;
     } errors[CF_API_ERRORS];
 };
+
+/* Seconds spent in every call of an API: measured when every call was timed,
+ * otherwise the timed calls' mean times the calls (an estimate: cf_api_estimated). */
+static inline bool cf_api_estimated(const struct cf_api_stats *st)
+{
+    return st->timed > 0 && st->timed < st->calls;
+}
+
+static inline double cf_api_time_s(const struct cf_api_stats *st)
+{
+    double s = (double)st->ns_total / 1e9;
+    return cf_api_estimated(st) ? s * (double)st->calls / (double)st->timed : s;
+}
 
 /* The fields every allocation and free of the device changes come first, in 128
  * bytes: cf_rec.dev[0] starts on a cache line, so a call on device 0 reads two. */

@@ -107,6 +107,7 @@ static void collect_locked(void)
             api[i].bytes += load(&t->api[i].bytes);
             api[i].failures += load(&t->api[i].failures);
             api[i].ns_total += load(&t->api[i].ns_total);
+            api[i].timed += load(&t->api[i].timed);
         }
         for (unsigned b = 0; b < CF_HIST_BINS; b++) {
             sizes.count[b] += load(&t->sizes[b].count);
@@ -120,6 +121,7 @@ static void collect_locked(void)
         store(&cf_rec.api[i].bytes, api[i].bytes);
         store(&cf_rec.api[i].failures, api[i].failures);
         store(&cf_rec.api[i].ns_total, api[i].ns_total);
+        store(&cf_rec.api[i].timed, api[i].timed);
     }
     for (unsigned b = 0; b < CF_HIST_BINS; b++) {
         store(&cf_rec.sizes.count[b], sizes.count[b]);

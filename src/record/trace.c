@@ -1,10 +1,15 @@
-/* The event trace (CUDAFRAG_TRACE=1): each thread appends encoded events to a
- * block of its own; a full block, and every thread's partial block each
- * CUDAFRAG_TRACE_FLUSH_MS, go to a writer thread that compresses it (libzstd,
- * loaded privately) and writes it as one chunk with one write(2). A chunk is
- * complete or absent, so a process killed with SIGKILL leaves a trace readable
- * up to its last flushed chunk. No malloc and no stdio on the event path; the
- * file layout is in docs/trace-format.md.
+/* The event trace (CUDAFRAG_TRACE=1): each thread appends its events to a block
+ * of its own, as they are in memory (records, below); a full block, and every
+ * thread's partial block each CUDAFRAG_TRACE_FLUSH_MS, go to a writer thread
+ * that encodes it (trace_codec.c), compresses it (libzstd, loaded privately) and
+ * writes it as one chunk with one write(2). A chunk is complete or absent, so a
+ * process killed with SIGKILL leaves a trace readable up to its last flushed
+ * chunk. No malloc and no stdio on the event path; the file layout is in
+ * docs/trace-format.md.
+ *
+ * Encoding on the writer rather than on the event path: the varints of an
+ * allocation's event took about 25 ns per call on the H200 (the trace's whole
+ * cost then), copying its 88 bytes a few (docs/performance.md).
  *
  * An append takes no locked instruction: a locked read-modify-write costs a
  * cache line held exclusively and a pipeline drain on every event, and the
@@ -34,13 +39,19 @@
 #include "record/trace.h"
 #include "base/log.h"
 
-#define BLOCK_BYTES (64u * 1024u)
+/* A block holds about 2 900 allocation records; encoded, they are a chunk of
+ * 20-40 KiB for zstd, which compresses that as well as larger ones. */
+#define BLOCK_BYTES (256u * 1024u)
+/* Encoded, a record takes at most 143 bytes for its 88 (an ALLOC, FREE or CALL:
+ * trace_codec.c) and 10 per frame for 8: the encoder's buffer, 3 blocks, holds
+ * any block's events. */
+#define ENCODED_MAX (3u * BLOCK_BYTES)
 
-/* What every event changes (the encoder's state, the count) comes first, in the
- * block's first cache line (a block is page-aligned); the writer's fields after it.
- * The events start on a line of their own. */
+/* What every event changes (the fill, the count) comes first, in the block's first
+ * cache line (a block is page-aligned); the writer's fields after it. The records
+ * start on a line of their own. */
 struct block {
-    struct cf_enc enc;
+    uint32_t len; /* bytes of records in data */
     uint32_t nevents;
     bool defs; /* holds a SITE, MODULE, PYFRAME or END event */
     struct block *next;
@@ -85,6 +96,7 @@ static zstd_compress_fn zstd_compress;
 static zstd_is_error_fn zstd_is_error;
 static uint8_t *zbuf;
 static size_t zbuf_cap;
+static uint8_t *ebuf; /* the writer's encoded chunk, ENCODED_MAX bytes */
 
 static void load_zstd(void)
 {
@@ -93,7 +105,7 @@ static void load_zstd(void)
         zstd_compress = (zstd_compress_fn)dlsym(h, "ZSTD_compress");
         zstd_is_error = (zstd_is_error_fn)dlsym(h, "ZSTD_isError");
         size_t (*bound)(size_t) = (size_t(*)(size_t))dlsym(h, "ZSTD_compressBound");
-        zbuf_cap = bound ? bound(BLOCK_BYTES) : 0;
+        zbuf_cap = bound ? bound(ENCODED_MAX) : 0;
     }
     if (zbuf_cap)
         zbuf = mmap(NULL, zbuf_cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -118,9 +130,9 @@ static struct block *block_new(uint32_t tid)
     }
     b->next = NULL;
     b->tid = tid;
+    b->len = 0;
     b->nevents = 0;
     b->defs = false;
-    b->enc = (struct cf_enc){.buf = b->data, .cap = BLOCK_BYTES};
     return b;
 }
 
@@ -199,6 +211,78 @@ static bool is_def(const struct cf_event *e)
            e->type == CF_EV_PYFRAME;
 }
 
+/* ---- records: an event as the block holds it ----
+ *
+ * ALLOC, FREE and CALL: the event's first 88 bytes (type to ns), and v[0..1] after
+ * them when it failed for memory (CF_EVF_OOM). Any other event: all of struct
+ * cf_event, then its frames, str and str2, the record rounded up to 8 bytes; the
+ * writer points the copy's pointers at them. */
+#define HOT_BYTES offsetof(struct cf_event, v)
+_Static_assert(HOT_BYTES == 88, "the hot record is the event's first 88 bytes");
+
+static bool hot(const struct cf_event *e)
+{
+    return e->type == CF_EV_ALLOC || e->type == CF_EV_FREE || e->type == CF_EV_CALL;
+}
+
+static bool oom_values(const struct cf_event *e)
+{
+    return e->type == CF_EV_ALLOC && (e->flags & CF_EVF_OOM);
+}
+
+static uint32_t record_size(const struct cf_event *e)
+{
+    if (hot(e)) return (uint32_t)HOT_BYTES + (oom_values(e) ? 16u : 0u);
+    uint64_t n = sizeof *e + 8u * (uint64_t)e->nframes + e->len + e->len2;
+    return n > BLOCK_BYTES ? UINT32_MAX : (uint32_t)((n + 7u) & ~7ull);
+}
+
+static void put_record(uint8_t *p, const struct cf_event *e)
+{
+    if (hot(e)) {
+        memcpy(p, e, HOT_BYTES);
+        if (oom_values(e)) memcpy(p + HOT_BYTES, e->v, 16);
+        return;
+    }
+    memcpy(p, e, sizeof *e);
+    p += sizeof *e;
+    if (e->nframes) memcpy(p, e->frames, 8u * (size_t)e->nframes);
+    p += 8u * (size_t)e->nframes;
+    if (e->len) memcpy(p, e->str, e->len);
+    p += e->len;
+    if (e->len2) memcpy(p, e->str2, e->len2);
+}
+
+/* The record at p back into e, whose pointers then point into the record. */
+static uint32_t get_record(const uint8_t *p, struct cf_event *e)
+{
+    if (p[0] == CF_EV_ALLOC || p[0] == CF_EV_FREE || p[0] == CF_EV_CALL) {
+        cf_event_hot(e, p[0]);
+        memcpy(e, p, HOT_BYTES);
+        if (oom_values(e)) memcpy(e->v, p + HOT_BYTES, 16);
+        return record_size(e);
+    }
+    memcpy(e, p, sizeof *e);
+    const uint8_t *q = p + sizeof *e;
+    e->frames = (const uint64_t *)(const void *)q;
+    q += 8u * (size_t)e->nframes;
+    e->str = (const char *)q;
+    e->str2 = (const char *)q + e->len;
+    return record_size(e);
+}
+
+/* e into b, if it fits. */
+static inline bool put_in(struct block *b, const struct cf_event *e)
+{
+    uint32_t n = record_size(e);
+    if (n > BLOCK_BYTES - b->len) return false;
+    put_record(b->data + b->len, e);
+    b->len += n;
+    b->nevents++;
+    b->defs |= is_def(e);
+    return true;
+}
+
 /* e into t's block, under t's lock: a new block, a full one, a finished trace. */
 CF_COLD static void append_locked(struct tbuf *t, const struct cf_event *e)
 {
@@ -208,15 +292,14 @@ CF_COLD static void append_locked(struct tbuf *t, const struct cf_event *e)
         return;
     }
     if (t->cur == NULL) t->cur = block_new(t->tid);
-    if (t->cur && !cf_ev_encode(&t->cur->enc, e)) {
-        /* Queued under the thread's lock: its blocks reach the file in order. */
-        enqueue(t->cur);
-        t->cur = block_new(t->tid);
-        if (t->cur && !cf_ev_encode(&t->cur->enc, e)) t->cur = NULL; /* never fits */
-    }
-    if (t->cur) {
-        t->cur->nevents++;
-        t->cur->defs |= is_def(e);
+    if (t->cur && !put_in(t->cur, e)) {
+        /* Queued under the thread's lock: its blocks reach the file in order. An
+         * event larger than a block is dropped. */
+        if (t->cur->nevents) {
+            enqueue(t->cur);
+            t->cur = block_new(t->tid);
+        }
+        if (t->cur) put_in(t->cur, e);
     }
     cf_unlock(&t->lock);
 }
@@ -233,11 +316,7 @@ static inline bool append_fast(struct tbuf *t, const struct cf_event *e)
     bool done = false;
     if (CF_LIKELY(__atomic_load_n(&t->lock.v, __ATOMIC_ACQUIRE) == 0)) {
         struct block *b = t->cur;
-        done = b != NULL && cf_ev_encode(&b->enc, e);
-        if (done) {
-            b->nevents++;
-            b->defs |= is_def(e);
-        }
+        done = b != NULL && put_in(b, e);
     }
     __atomic_store_n(&t->busy, 0, __ATOMIC_RELEASE);
     return done;
@@ -309,20 +388,38 @@ struct chunk_header {
     uint32_t magic, flags, tid, nevents, raw_len, stored_len;
 };
 
+/* b's records, encoded into ebuf (deltas from the chunk's first event); false if
+ * they did not fit, which ENCODED_MAX rules out. */
+static bool encode_block(const struct block *b, struct cf_enc *enc)
+{
+    *enc = (struct cf_enc){.buf = ebuf, .cap = ENCODED_MAX};
+    for (uint32_t off = 0; off < b->len;) {
+        struct cf_event e;
+        off += get_record(b->data + off, &e);
+        if (!cf_ev_encode(enc, &e)) return false;
+    }
+    return true;
+}
+
 /* With file_lock held. Events are counted here, a block at a time, rather than
  * by every emit in a word all threads would share. */
 static void write_block(struct block *b)
 {
     events_total += b->nevents;
+    struct cf_enc enc;
+    if (!encode_block(b, &enc)) {
+        __atomic_add_fetch(&chunks_lost, 1, __ATOMIC_RELAXED);
+        return;
+    }
     struct chunk_header h = {.magic = CF_CHUNK_MAGIC,
                              .flags = b->defs ? CF_CHUNK_DEFS : 0,
                              .tid = b->tid,
                              .nevents = b->nevents,
-                             .raw_len = b->enc.len,
-                             .stored_len = b->enc.len};
-    const void *payload = b->data;
+                             .raw_len = enc.len,
+                             .stored_len = enc.len};
+    const void *payload = ebuf;
     if (zstd_compress) {
-        size_t n = zstd_compress(zbuf, zbuf_cap, b->data, b->enc.len, 1);
+        size_t n = zstd_compress(zbuf, zbuf_cap, ebuf, enc.len, 1);
         if (!zstd_is_error(n)) {
             h.flags |= CF_CHUNK_ZSTD;
             h.stored_len = (uint32_t)n;
@@ -493,6 +590,15 @@ int cf_trace_open(const char *path, const void *header, uint32_t header_len)
     memcpy(trace_header, header, header_len);
     trace_header_len = header_len;
     snprintf(trace_path, sizeof trace_path, "%s", path);
+    ebuf = mmap(NULL, ENCODED_MAX, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (ebuf == MAP_FAILED) {
+        ebuf = NULL;
+        cf_meta_free(trace_header, header_len + 1u);
+        trace_header = NULL;
+        __atomic_store_n(&state, T_OFF, __ATOMIC_RELAXED);
+        buffers_off();
+        return -1;
+    }
     load_zstd();
     __atomic_store_n(&state, T_WRITING, __ATOMIC_RELAXED);
     if (!start_writer()) cf_log("cannot start the trace writer; the trace is written at exit");

@@ -326,7 +326,8 @@ static void apis(struct json *j, const struct cf_snap *s)
             close_obj(j);
         }
         close_arr(j);
-        k_num(j, "time_s", (double)st->ns_total / 1e9);
+        k_num(j, "time_s", cf_api_time_s(st));
+        k_u64(j, "timed_calls", st->timed);
         close_obj(j);
     }
     close_arr(j);

@@ -124,13 +124,19 @@ static void api_table(const struct cf_snap *s, struct cf_buf *o)
 {
     cf_buf_puts(o, "\n-- API calls --\n");
     cf_buf_printf(o, "%-28s %10s %12s %8s %12s\n", "api", "calls", "bytes", "failures", "time");
+    bool estimated = false;
     for (int a = 0; a < CF_API_COUNT; a++) {
         const struct cf_api_stats *st = &s->rec.api[a];
         if (st->calls == 0) continue;
+        char t[40];
+        snprintf(t, sizeof t, "%s%s", cf_api_estimated(st) ? "~" : "", T(cf_api_time_s(st)));
+        estimated |= cf_api_estimated(st);
         cf_buf_printf(o, "%-28s %10llu %12s %8llu %12s\n", cf_api_info[a].name,
                       (unsigned long long)st->calls, B(st->bytes), (unsigned long long)st->failures,
-                      T((double)st->ns_total / 1e9));
+                      t);
     }
+    if (estimated)
+        cf_buf_puts(o, "~ estimated from a sample of the calls (CUDAFRAG_TIME_ONE_IN)\n");
 }
 
 static void histograms(const struct cf_snap *s, struct cf_buf *o)
