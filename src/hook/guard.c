@@ -8,8 +8,16 @@ __thread uint64_t cf_call_end_ns __attribute__((tls_model("initial-exec")));
 
 bool cf_hook_call_seen;
 uint32_t cf_time_one_in = 1;
-/* Any odd constant: xorshift only needs a state that is not 0. */
-__thread uint32_t cf_time_rng __attribute__((tls_model("initial-exec"))) = 0x9e3779b9u;
+__thread uint32_t cf_time_rng __attribute__((tls_model("initial-exec")));
+
+uint32_t cf_time_seed(void)
+{
+    /* Threads that start alike must not draw alike: the same sequence on every
+     * thread would time the same calls of each, and the estimate would vary as if
+     * from one thread's sample. Never 0, which xorshift keeps. */
+    uint64_t h = (cf_now_ns() ^ (uint64_t)(uintptr_t)&cf_time_rng) * 0x9e3779b97f4a7c15ull;
+    return (uint32_t)(h >> 32) | 1u;
+}
 
 bool cf_hook_enabled(void)
 {

@@ -72,10 +72,12 @@ static inline void cf_hook_end(void)
  * (1 until then: every call timed). */
 extern uint32_t cf_time_one_in;
 extern __thread uint32_t cf_time_rng __attribute__((tls_model("initial-exec")));
+CF_COLD uint32_t cf_time_seed(void); /* a thread's first state: threads draw apart */
 
 static inline bool cf_time_this(void)
 {
     uint32_t x = cf_time_rng;
+    if (CF_UNLIKELY(x == 0)) x = cf_time_seed();
     x ^= x << 13;
     x ^= x >> 17;
     x ^= x << 5;
