@@ -24,17 +24,17 @@ cudaError_t cf_missing_runtime(const char *name)
  * the call succeeded, and a device the caller could not name (-1) is the calling
  * thread's current one, from the kept answer (base/ctx_state.h) rather than asked
  * by the record layer. */
-static void record(struct cf_alloc_info ai)
+static void record(struct cf_alloc_info *ai)
 {
-    if (ai.result != 0) ai.addr = 0;
-    if (ai.device < 0) ai.device = cf_current_device();
-    cf_rec_alloc(&ai);
+    if (ai->result != 0) ai->addr = 0;
+    if (ai->device < 0) ai->device = cf_current_device();
+    cf_rec_alloc(ai);
 }
 
 static void note_alloc(enum cf_api api, uint64_t addr, uint64_t requested, uint64_t granted,
                        int device, int result, bool oom, bool shadow)
 {
-    record((struct cf_alloc_info){
+    struct cf_alloc_info ai = {
         .api = api,
         .addr = addr,
         .requested = requested,
@@ -45,7 +45,8 @@ static void note_alloc(enum cf_api api, uint64_t addr, uint64_t requested, uint6
         .shadow = shadow,
         .ns = cf_call_ns,
         .t_ns = cf_call_end(),
-    });
+    };
+    record(&ai);
 }
 
 void cf_note_alloc(enum cf_api api, uint64_t addr, uint64_t requested, uint64_t granted, int device,
@@ -148,7 +149,7 @@ void cf_async_target(CUstream stream, bool ptsz, uint64_t pool, struct cf_async_
 void cf_note_async_alloc(enum cf_api api, uint64_t addr, uint64_t requested, CUstream stream,
                          const struct cf_async_target *t, int result, bool oom)
 {
-    record((struct cf_alloc_info){
+    struct cf_alloc_info ai = {
         .api = api,
         .addr = addr,
         .requested = requested,
@@ -160,13 +161,14 @@ void cf_note_async_alloc(enum cf_api api, uint64_t addr, uint64_t requested, CUs
         .graph = t->capturing,
         .ns = cf_call_ns,
         .t_ns = cf_call_end(),
-    });
+    };
+    record(&ai);
 }
 
 void cf_note_arena_alloc(enum cf_api api, uint64_t addr, uint64_t requested, uint64_t granted,
                          CUstream stream, int device, uint64_t t0, uint64_t end)
 {
-    record((struct cf_alloc_info){
+    struct cf_alloc_info ai = {
         .api = api,
         .addr = addr,
         .requested = requested,
@@ -176,7 +178,8 @@ void cf_note_arena_alloc(enum cf_api api, uint64_t addr, uint64_t requested, uin
         .arena = true,
         .ns = end - t0,
         .t_ns = end,
-    });
+    };
+    record(&ai);
 }
 
 void cf_note_pool_created(uint64_t pool, int device)

@@ -240,7 +240,13 @@ static uint32_t record_size(const struct cf_event *e)
 static void put_record(uint8_t *p, const struct cf_event *e)
 {
     if (hot(e)) {
-        memcpy(p, e, HOT_BYTES);
+        /* seq is set last, just before the event is emitted: copied on its own, its
+         * load is served by its store, where a 16-byte load across it and site
+         * would wait for the store to reach the cache (about 15 cycles). */
+        const size_t seq = offsetof(struct cf_event, seq), t = offsetof(struct cf_event, t_ns);
+        memcpy(p, e, seq);
+        memcpy(p + seq, &e->seq, sizeof e->seq);
+        memcpy(p + t, &e->t_ns, HOT_BYTES - t);
         if (oom_values(e)) memcpy(p + HOT_BYTES, e->v, 16);
         return;
     }
