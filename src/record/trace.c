@@ -237,19 +237,29 @@ static uint32_t record_size(const struct cf_event *e)
     return n > BLOCK_BYTES ? UINT32_MAX : (uint32_t)((n + 7u) & ~7ull);
 }
 
+/* An ALLOC, FREE or CALL event into b, if it fits: the common case, inline. */
+static inline bool put_hot(struct block *b, const struct cf_event *e)
+{
+    bool oom = oom_values(e);
+    uint32_t n = (uint32_t)HOT_BYTES + (oom ? 16u : 0u);
+    if (CF_UNLIKELY(n > BLOCK_BYTES - b->len)) return false;
+    uint8_t *p = b->data + b->len;
+    /* seq is set last, just before the event is emitted: copied on its own, its
+     * load is served by its store, where a 16-byte load across it and site would
+     * wait for the store to reach the cache (about 15 cycles). */
+    const size_t seq = offsetof(struct cf_event, seq), t = offsetof(struct cf_event, t_ns);
+    memcpy(p, e, seq);
+    memcpy(p + seq, &e->seq, sizeof e->seq);
+    memcpy(p + t, &e->t_ns, HOT_BYTES - t);
+    if (oom) memcpy(p + HOT_BYTES, e->v, 16);
+    b->len += n;
+    b->nevents++;
+    return true;
+}
+
+/* Any other event (a SITE, a MODULE, ...): the whole struct and its payload. */
 static void put_record(uint8_t *p, const struct cf_event *e)
 {
-    if (hot(e)) {
-        /* seq is set last, just before the event is emitted: copied on its own, its
-         * load is served by its store, where a 16-byte load across it and site
-         * would wait for the store to reach the cache (about 15 cycles). */
-        const size_t seq = offsetof(struct cf_event, seq), t = offsetof(struct cf_event, t_ns);
-        memcpy(p, e, seq);
-        memcpy(p + seq, &e->seq, sizeof e->seq);
-        memcpy(p + t, &e->t_ns, HOT_BYTES - t);
-        if (oom_values(e)) memcpy(p + HOT_BYTES, e->v, 16);
-        return;
-    }
     memcpy(p, e, sizeof *e);
     p += sizeof *e;
     if (e->nframes) memcpy(p, e->frames, 8u * (size_t)e->nframes);
@@ -278,8 +288,9 @@ static uint32_t get_record(const uint8_t *p, struct cf_event *e)
 }
 
 /* e into b, if it fits. */
-static inline bool put_in(struct block *b, const struct cf_event *e)
+static bool put_in(struct block *b, const struct cf_event *e)
 {
+    if (hot(e)) return put_hot(b, e);
     uint32_t n = record_size(e);
     if (n > BLOCK_BYTES - b->len) return false;
     put_record(b->data + b->len, e);
@@ -322,7 +333,7 @@ static inline bool append_fast(struct tbuf *t, const struct cf_event *e)
     bool done = false;
     if (CF_LIKELY(__atomic_load_n(&t->lock.v, __ATOMIC_ACQUIRE) == 0)) {
         struct block *b = t->cur;
-        done = b != NULL && put_in(b, e);
+        done = b != NULL && (hot(e) ? put_hot(b, e) : put_in(b, e));
     }
     __atomic_store_n(&t->busy, 0, __ATOMIC_RELEASE);
     return done;
