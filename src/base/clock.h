@@ -10,8 +10,8 @@
 #include <x86intrin.h>
 
 /* The TSC's scale once calibrated (clock.c). Read inline: the hook path reads the
- * clock twice per call, and a call into clock.c for each cost instructions and a
- * code line of its own. */
+ * clock once or twice per call, and a call into clock.c for each cost
+ * instructions and a code line of its own. */
 struct cf_clock_cal {
     int state; /* CF_CLOCK_READY once tsc0, ns0 and mult are set */
     uint64_t tsc0, ns0;

@@ -135,10 +135,10 @@ static void encode_body(struct out *o, const struct cf_event *e, struct cf_enc *
 }
 
 /* The checked encoder above handles every event in any buffer. The events of
- * intercepted calls (ALLOC, FREE, CALL) are encoded on the hook path, almost
- * always with plenty of room left in the block: they are written here without a
- * bound check per byte, into a local pointer, in the same layout (the codec test
- * compares both encoders byte for byte). */
+ * intercepted calls (ALLOC, FREE, CALL), most of a trace, are encoded (by the
+ * writer thread) almost always with plenty of room left in the buffer: they are
+ * written here without a bound check per byte, into a local pointer, in the same
+ * layout (the codec test compares both encoders byte for byte). */
 #define HOT_MAX_BYTES (3u + 14u * 10u) /* 3 single bytes and at most 14 varints */
 
 static inline uint8_t *fast_put(uint8_t *p, uint64_t v)
