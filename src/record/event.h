@@ -90,7 +90,6 @@ struct cf_event {
 #define CF_FRAME_OFFSET(f) ((f) & ((1ull << 40) - 1))
 #define CF_FRAME(mod, off) (((uint64_t)(mod) << 40) | ((off) & ((1ull << 40) - 1)))
 
-/* ---- encoding (trace_codec.c), shared by the writer and the reader ---- */
 /* An event of the hook path (ALLOC, FREE, CALL) with every field zero but
  * v[2..7], which those events never carry: a compound literal would zero all 192
  * bytes with one `rep stos`, whose start-up cost showed in the cost of a call
@@ -108,6 +107,7 @@ static inline void cf_event_hot(struct cf_event *e, uint8_t type)
     e->str = e->str2 = NULL;
 }
 
+/* ---- encoding (trace_codec.c), shared by the writer and the reader ---- */
 struct cf_enc {
     uint8_t *buf;
     uint32_t len, cap;
