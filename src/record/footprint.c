@@ -288,6 +288,12 @@ void cf_fp_unlock_all(void)
         cf_unlock(&cf_slots[i].lock);
 }
 
+void cf_fp_forget_sleepers(void)
+{
+    for (unsigned i = 0; i < CF_SLOTS; i++)
+        __atomic_store_n(&cf_slots[i].lock.sleepers, 0, __ATOMIC_RELAXED);
+}
+
 bool cf_fp_lock_all_until(const struct timespec *deadline)
 {
     for (unsigned i = 0; i < CF_SLOTS; i++) {

@@ -1,18 +1,19 @@
 /* The contended half of struct cf_lock (lock.h). A waiter first spins for about
  * a microsecond -- a critical section of the record is a few hundred
- * instructions -- then yields its processor to whoever may hold the lock, and
- * after that many yields naps between tries, so that a holder descheduled for a
- * long time costs its waiters little processor time. */
+ * instructions -- then sleeps on the futex until a release wakes it, or for
+ * 100 us at most: the release does not fence its store from its look at the
+ * sleepers, so a waiter that arrives in between may be missed, and then finds
+ * the lock free at its timeout. */
 #include <errno.h>
-#include <sched.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "record/lock.h"
 
-#define SPINS  128
-#define YIELDS 64
-#define NAP_NS (20 * 1000)
+#define SPINS        128
+#define SLEEP_MAX_NS (100 * 1000)
 
 static void relax(void)
 {
@@ -37,13 +38,11 @@ void cf_lock_wait(struct cf_lock *l)
         if (take(l)) return;
     }
     int saved = errno; /* the application's errno is never ours to change */
-    const struct timespec nap = {0, NAP_NS};
-    for (unsigned tries = 0; !take(l); tries++) {
-        if (tries < YIELDS)
-            sched_yield();
-        else
-            nanosleep(&nap, NULL);
-    }
+    const struct timespec most = {0, SLEEP_MAX_NS};
+    __atomic_add_fetch(&l->sleepers, 1, __ATOMIC_SEQ_CST);
+    while (!take(l))
+        syscall(SYS_futex, &l->v, FUTEX_WAIT_PRIVATE, 1, &most, NULL, 0);
+    __atomic_sub_fetch(&l->sleepers, 1, __ATOMIC_RELAXED);
     errno = saved;
 }
 
@@ -68,4 +67,11 @@ bool cf_lock_until(struct cf_lock *l, const struct timespec *deadline)
         if (passed(deadline)) return false;
         nanosleep(&pause, NULL);
     }
+}
+
+void cf_lock_wake(struct cf_lock *l)
+{
+    int saved = errno;
+    syscall(SYS_futex, &l->v, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    errno = saved;
 }

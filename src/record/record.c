@@ -261,6 +261,7 @@ void cf_rec_atfork_parent(void)
 
 void cf_rec_atfork_child(void)
 {
+    cf_fp_forget_sleepers(); /* the parent's waiters do not exist here */
     cf_meta_unlock_all();
     cf_thread_after_fork_child();
     cf_py_unlock();
