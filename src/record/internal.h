@@ -221,7 +221,7 @@ uint64_t cf_fp_series_locked(int device, enum cf_series series, int64_t value, u
 uint64_t cf_fp_meminfo(int device, uint64_t used, uint64_t total, uint64_t now);
 void cf_fp_lock_all(void); /* every slot */
 void cf_fp_unlock_all(void);
-void cf_fp_forget_sleepers(void); /* in a child after fork */
+void cf_fp_forget_sleepers(void);                           /* in a child after fork */
 bool cf_fp_lock_all_until(const struct timespec *deadline); /* every device or none */
 /* Emit a SERIES event (also used by footprint.c for the arena). */
 void cf_trace_series(uint64_t seq, uint64_t now, int device, enum cf_series series, uint64_t value,
