@@ -1,6 +1,6 @@
-/* A lock in one 32-bit word, for the locks the hot path takes. A call site's,
- * a pool's, a live-table shard's and a device's lock sit in the same cache line
- * as the figures they guard: an intercepted call that takes the lock has already
+/* A lock in two 32-bit words (the lock and its sleeper count), for the locks the
+ * hot path takes. A call site's, a pool's, a live-table shard's and a device's
+ * lock sit in the same cache line as the figures they guard: an intercepted call that takes the lock has already
  * fetched the data. pthread_mutex_t is 40 bytes (a line of its own beside a
  * node's fields) and is taken through a call into libc.
  *
