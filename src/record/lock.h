@@ -1,8 +1,9 @@
 /* A lock in two 32-bit words (the lock and its sleeper count), for the locks the
  * hot path takes. A call site's, a pool's, a live-table shard's and a device's
- * lock sit in the same cache line as the figures they guard: an intercepted call that takes the lock has already
- * fetched the data. pthread_mutex_t is 40 bytes (a line of its own beside a
- * node's fields) and is taken through a call into libc.
+ * lock sit in the same cache line as the figures they guard: an intercepted call
+ * that takes the lock has already fetched the data. pthread_mutex_t is 40 bytes
+ * (a line of its own beside a node's fields) and is taken through a call into
+ * libc.
  *
  * Uncontended, taking is one compare-and-swap and releasing a plain store and a
  * load: no second locked instruction, which glibc's mutex spends on an exchange
