@@ -13,17 +13,7 @@ CUresult CUDAAPI cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream);
 cudaError_t CUDARTAPI cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream);
 
 #define LAUNCH(rc, call, stream)                                                                   \
-    do {                                                                                           \
-        if (!cf_hook_begin()) {                                                                    \
-            rc = (call);                                                                           \
-            break;                                                                                 \
-        }                                                                                          \
-        rc = (call);                                                                               \
-        int saved_ = errno;                                                                        \
-        if (rc == 0) cf_rec_graph_launched((uint64_t)(uintptr_t)(stream));                         \
-        errno = saved_;                                                                            \
-        cf_hook_end();                                                                             \
-    } while (0)
+    CF_AFTER_SUCCESS(rc, call, call, cf_rec_graph_launched((uint64_t)(uintptr_t)(stream)))
 
 CF_EXPORT CUresult CUDAAPI cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
 {

@@ -99,6 +99,23 @@ static inline bool cf_time_this(void)
         }                                                                                          \
     } while (0)
 
+/* rc = call, or plain when passing through; after a successful call, the remaining
+ * argument with the guard held and the real call's errno restored. For calls that
+ * are not recorded themselves but mark a moment the record reads the driver at
+ * (synchronizations, graph launches): no timing, no event. */
+#define CF_AFTER_SUCCESS(rc, call, plain, ...)                                                     \
+    do {                                                                                           \
+        if (!cf_hook_begin()) {                                                                    \
+            rc = (plain);                                                                          \
+            break;                                                                                 \
+        }                                                                                          \
+        rc = (call);                                                                               \
+        int cf_saved_errno_ = errno;                                                               \
+        if (rc == 0) __VA_ARGS__;                                                                  \
+        errno = cf_saved_errno_;                                                                   \
+        cf_hook_end();                                                                             \
+    } while (0)
+
 /* rc = call; then, unless passing through, run the remaining argument (the recording) with the
  * guard held and the errno of the real call restored afterwards. */
 #define CF_WRAP(rc, call, ...)                                                                     \

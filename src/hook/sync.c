@@ -16,18 +16,7 @@
 CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream hStream);
 
 /* rc = call, or plain when passing through (the guard is taken, or cudafrag is off). */
-#define SYNC(rc, call, plain)                                                                      \
-    do {                                                                                           \
-        if (!cf_hook_begin()) {                                                                    \
-            rc = (plain);                                                                          \
-            break;                                                                                 \
-        }                                                                                          \
-        rc = (call);                                                                               \
-        int saved_ = errno;                                                                        \
-        if (rc == 0) cf_rec_synchronized();                                                        \
-        errno = saved_;                                                                            \
-        cf_hook_end();                                                                             \
-    } while (0)
+#define SYNC(rc, call, plain) CF_AFTER_SUCCESS(rc, call, plain, cf_rec_synchronized())
 
 static CUresult stream_sync(CUstream stream, CUresult(CUDAAPI *real)(CUstream))
 {

@@ -288,7 +288,7 @@ static uint32_t get_record(const uint8_t *p, struct cf_event *e)
 }
 
 /* e into b, if it fits. */
-static bool put_in(struct block *b, const struct cf_event *e)
+static inline bool put_in(struct block *b, const struct cf_event *e)
 {
     if (hot(e)) return put_hot(b, e);
     uint32_t n = record_size(e);
@@ -333,7 +333,7 @@ static inline bool append_fast(struct tbuf *t, const struct cf_event *e)
     bool done = false;
     if (CF_LIKELY(__atomic_load_n(&t->lock.v, __ATOMIC_ACQUIRE) == 0)) {
         struct block *b = t->cur;
-        done = b != NULL && (hot(e) ? put_hot(b, e) : put_in(b, e));
+        done = b != NULL && put_in(b, e);
     }
     __atomic_store_n(&t->busy, 0, __ATOMIC_RELEASE);
     return done;
