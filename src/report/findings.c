@@ -365,9 +365,17 @@ static void hot_loop_rule(struct cf_snap *s)
 
 /* ---- rules on what is live at the report ---- */
 
+/* A site's value is a sum of byte counts in a double; a damaged trace can push it
+ * past 2^64, where converting it is undefined. */
+static uint64_t bytes_of(double v)
+{
+    if (!(v > 0)) return 0;
+    return v >= 0x1p64 ? UINT64_MAX : (uint64_t)v;
+}
+
 static void leak_note(const struct cf_snap *s, struct cf_finding_site *e)
 {
-    snprintf(e->note, sizeof e->note, "%s in %llu allocation%s", B((uint64_t)e->value),
+    snprintf(e->note, sizeof e->note, "%s in %llu allocation%s", B(bytes_of(e->value)),
              (unsigned long long)e->count, e->count == 1 ? "" : "s");
 }
 
@@ -425,7 +433,7 @@ static void leak_rule(struct cf_snap *s, bool held)
 
 static void waste_note(const struct cf_snap *s, struct cf_finding_site *e)
 {
-    snprintf(e->note, sizeof e->note, "%s more than requested", B((uint64_t)e->value));
+    snprintf(e->note, sizeof e->note, "%s more than requested", B(bytes_of(e->value)));
 }
 
 /* Live allocations whose granted size is known, rounded up by more than 20 %. */

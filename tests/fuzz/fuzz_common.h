@@ -1,10 +1,12 @@
 /* Shared by the libFuzzer targets: the input as a file the readers can open by
  * name (a memfd, rewritten for every input), and quiet stdout/stderr around the
- * code under test -- unless CF_FUZZ_VERBOSE=1, for re-running a crash input. */
+ * code under test -- unless CF_FUZZ_VERBOSE=1, for re-running a crash input.
+ * Sanitizer reports keep going to the real stderr either way. */
 #ifndef CF_FUZZ_COMMON_H
 #define CF_FUZZ_COMMON_H
 
 #include <fcntl.h>
+#include <sanitizer/common_interface_defs.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +36,14 @@ __attribute__((unused)) static void fuzz_quiet(void)
 {
     const char *v = getenv("CF_FUZZ_VERBOSE");
     if (v && *v == '1') return;
-    if (fuzz_null < 0) fuzz_null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (fuzz_null < 0) {
+        fuzz_null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        /* A sanitizer report raised while stderr is /dev/null must still reach
+         * the log, or a failing run shows no reason when its input passes alone. */
+        static int report_fd = -1;
+        report_fd = dup(2);
+        if (report_fd >= 0) __sanitizer_set_report_fd((void *)(intptr_t)report_fd);
+    }
     fflush(stdout);
     fflush(stderr);
     for (int fd = 1; fd <= 2; fd++) {
