@@ -113,7 +113,8 @@ void cf_buf_json_num(struct cf_buf *b, double v)
         cf_buf_puts(b, "null");
         return;
     }
-    if (v == (double)(long long)v && v < 9e15 && v > -9e15)
+    /* The range test first: converting a double beyond long long is undefined. */
+    if (v < 9e15 && v > -9e15 && v == (double)(long long)v)
         cf_buf_printf(b, "%lld", (long long)v);
     else
         cf_buf_printf(b, "%.6g", v);
