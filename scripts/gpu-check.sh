@@ -65,6 +65,8 @@ compile_gpu_programs() {
     "$NVCC" -arch=sm_90 -O2 -cudart shared -o "$GPU_DIR/alloc_static_shared" \
         "$src/alloc_static.cu" || die "nvcc failed"
     "$NVCC" -arch=sm_90 -O2 -o "$GPU_DIR/graph_mem" "$src/graph_mem.cu" || die "nvcc failed"
+    "$NVCC" -arch=sm_90 -O2 -o "$GPU_DIR/pool_reuse_check" "$src/pool_reuse_check.cu" ||
+        die "nvcc failed"
     # The driver program links the toolkit's stub libcuda; the real driver is
     # found by its soname on the GPU machine.
     cc -std=gnu11 -O2 -Wall -Wextra -isystem "$CUDA_HOME/include" -o "$GPU_DIR/vmm_driver" \
@@ -175,6 +177,9 @@ run_workloads() {
     run_case vmm_driver cudafrag 1 -- "$GPU_DIR/vmm_driver"
     run_case graph_mem native 0 -- "$GPU_DIR/graph_mem"
     run_case graph_mem cudafrag 1 -- "$GPU_DIR/graph_mem"
+    # The premise of the pool read cudafrag skips; under cudafrag, its verified reads.
+    run_case pool_reuse_check native 0 -- "$GPU_DIR/pool_reuse_check" 20000
+    run_case pool_reuse_check cudafrag 1 -- "$GPU_DIR/pool_reuse_check" 20000
 }
 
 run_frameworks() {

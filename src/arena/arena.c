@@ -96,7 +96,7 @@ static bool driver_complete(void)
 
 /* Whole-arena start: the switch and the driver. While libcuda is not loaded
  * yet the answer is "not now" (the call passes through) rather than "never". */
-static bool arena_ready(void)
+CF_HOT static bool arena_ready(void)
 {
     int st = __atomic_load_n(&arena_state, __ATOMIC_ACQUIRE);
     if (st != CF_DEV_UNTRIED) return st == CF_DEV_READY;

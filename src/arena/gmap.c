@@ -1,5 +1,6 @@
 #include "arena/gmap.h"
 #include "arena/hostmem.h"
+#include "base/export.h"
 
 #include <string.h>
 
@@ -39,7 +40,7 @@ static bool granule_mapped(const struct cf_gmap *g, uint64_t i)
     return g->len[g->head[i]] != 0 && g->head[i] <= i && i < g->head[i] + g->len[g->head[i]];
 }
 
-void cf_gmap_hold(struct cf_gmap *g, uint64_t addr, uint64_t size, int delta)
+CF_HOT void cf_gmap_hold(struct cf_gmap *g, uint64_t addr, uint64_t size, int delta)
 {
     uint64_t lo, hi;
     span(g, addr, size, &lo, &hi);
@@ -56,8 +57,8 @@ bool cf_gmap_is_mapped(const struct cf_gmap *g, uint64_t addr, uint64_t size)
     return true;
 }
 
-bool cf_gmap_next_unmapped(const struct cf_gmap *g, uint64_t addr, uint64_t size,
-                           uint64_t *run_addr, uint64_t *run_bytes)
+CF_HOT bool cf_gmap_next_unmapped(const struct cf_gmap *g, uint64_t addr, uint64_t size,
+                                  uint64_t *run_addr, uint64_t *run_bytes)
 {
     uint64_t lo, hi;
     span(g, addr, size, &lo, &hi);
@@ -72,7 +73,7 @@ bool cf_gmap_next_unmapped(const struct cf_gmap *g, uint64_t addr, uint64_t size
     return true;
 }
 
-uint64_t cf_gmap_unmapped_bytes(const struct cf_gmap *g, uint64_t addr, uint64_t size)
+CF_HOT uint64_t cf_gmap_unmapped_bytes(const struct cf_gmap *g, uint64_t addr, uint64_t size)
 {
     uint64_t lo, hi, n = 0;
     span(g, addr, size, &lo, &hi);

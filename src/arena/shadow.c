@@ -5,6 +5,7 @@
 #include "arena/gmap.h"
 #include "arena/tlsf.h"
 #include "config/config.h"
+#include "base/export.h"
 #include "base/lockwait.h"
 
 #include <pthread.h>
@@ -127,7 +128,7 @@ static void maybe_trim(struct shadow_dev *s)
     s->trim_floor = excess(s) > slack ? excess(s) : 0;
 }
 
-static void drop(struct shadow_entry *e)
+CF_HOT static void drop(struct shadow_entry *e)
 {
     struct shadow_dev *s = &devs[e->device];
     s->live -= e->block->size;
@@ -156,7 +157,7 @@ bool cf_shadow_enabled(void)
     return cf_opt_bool(CF_OPT_SHADOW) && !cf_arena_enabled();
 }
 
-void cf_shadow_alloc(uint64_t addr, uint64_t size, int dev)
+CF_HOT void cf_shadow_alloc(uint64_t addr, uint64_t size, int dev)
 {
     if (!cf_opt_bool(CF_OPT_SHADOW) || size == 0) return;
     pthread_mutex_lock(&lock);
@@ -183,7 +184,7 @@ void cf_shadow_alloc(uint64_t addr, uint64_t size, int dev)
     pthread_mutex_unlock(&lock);
 }
 
-void cf_shadow_free(uint64_t addr)
+CF_HOT void cf_shadow_free(uint64_t addr)
 {
     pthread_mutex_lock(&lock);
     struct shadow_entry *e = NULL;

@@ -1,5 +1,6 @@
 #include "arena/tlsf.h"
 #include "arena/hostmem.h"
+#include "base/export.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -44,7 +45,7 @@ static uint64_t search_round(uint64_t size)
 
 /* ---- free lists and bitmaps ---- */
 
-static void list_insert(struct tlsf *t, struct tlsf_block *b)
+CF_HOT static void list_insert(struct tlsf *t, struct tlsf_block *b)
 {
     int fl, sl;
     mapping(b->size, &fl, &sl);
@@ -60,7 +61,7 @@ static void list_insert(struct tlsf *t, struct tlsf_block *b)
     t->free_count++;
 }
 
-static void list_remove(struct tlsf *t, struct tlsf_block *b)
+CF_HOT static void list_remove(struct tlsf *t, struct tlsf_block *b)
 {
     int fl, sl;
     mapping(b->size, &fl, &sl);
@@ -94,7 +95,7 @@ static struct tlsf_block *find_suitable(const struct tlsf *t, uint64_t size)
 
 /* ---- block records ---- */
 
-static struct tlsf_block *record_get(struct tlsf *t)
+CF_HOT static struct tlsf_block *record_get(struct tlsf *t)
 {
     if (t->spare == NULL) {
         struct tlsf_slab *s = cf_host_zalloc(sizeof *s);
@@ -147,7 +148,7 @@ static int hash_grow(struct tlsf *t)
     return 0;
 }
 
-static void hash_add(struct tlsf *t, struct tlsf_block *b)
+CF_HOT static void hash_add(struct tlsf *t, struct tlsf_block *b)
 {
     /* Load factor 1: chains stay short; a failed doubling only lengthens them. */
     if (t->used_count > t->hash_mask) hash_grow(t);
@@ -253,7 +254,7 @@ uint64_t tlsf_remove_region(struct tlsf *t, uint64_t addr)
 
 /* ---- allocate and free ---- */
 
-struct tlsf_block *tlsf_alloc(struct tlsf *t, uint64_t size)
+CF_HOT struct tlsf_block *tlsf_alloc(struct tlsf *t, uint64_t size)
 {
     size = tlsf_round(size);
     uint64_t want = size ? search_round(size) : 0;
@@ -291,7 +292,7 @@ static void absorb_next(struct tlsf *t, struct tlsf_block *b, struct tlsf_block 
     record_put(t, next);
 }
 
-struct tlsf_block *tlsf_free(struct tlsf *t, struct tlsf_block *b)
+CF_HOT struct tlsf_block *tlsf_free(struct tlsf *t, struct tlsf_block *b)
 {
     hash_del(t, b);
     t->used_bytes -= b->size;

@@ -43,6 +43,11 @@ static unsigned current_generation(void)
     return __atomic_load_n(&generation, __ATOMIC_ACQUIRE);
 }
 
+unsigned cf_ctx_generation(void)
+{
+    return current_generation();
+}
+
 void cf_ctx_track(void)
 {
     unsigned zero = 0;
@@ -94,7 +99,7 @@ static int ask_device(void)
     return (int)dev;
 }
 
-int cf_current_device(void)
+CF_HOT int cf_current_device(void)
 {
     /* Read before asking: a bump meanwhile leaves the answer marked stale. */
     unsigned g = current_generation();
@@ -155,7 +160,7 @@ bool cf_capture_in_progress(void)
 
 /* Documented sampling call: cuStreamIsCapturing, only while a capture may be in
  * progress: one we saw begin, or any while the count cannot be trusted. */
-bool cf_stream_capturing(CUstream stream, bool ptsz)
+CF_HOT bool cf_stream_capturing(CUstream stream, bool ptsz)
 {
     if (CF_LIKELY(current_generation() != 0 && !cf_capture_in_progress())) return false;
     const struct cf_driver *d = cf_driver();

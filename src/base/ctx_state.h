@@ -46,6 +46,10 @@ bool cf_capture_in_progress(void);
  * stream NULL is the calling thread's per-thread default stream. */
 bool cf_stream_capturing(CUstream stream, bool ptsz);
 
+/* Changes whenever contexts or streams may have been destroyed; 0 while the kept
+ * answers cannot be trusted at all. */
+unsigned cf_ctx_generation(void);
+
 /* ---- what the wrappers saw (hook/ctx.c, hook/stream.c, the arena's own switches) ---- */
 
 /* Every call that changes the current context or begins or ends a capture reaches

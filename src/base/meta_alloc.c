@@ -206,7 +206,7 @@ static struct thread_cache *cache_self(void)
     return tc;
 }
 
-void *cf_meta_alloc(size_t size)
+CF_HOT void *cf_meta_alloc(size_t size)
 {
     int c = class_of(size ? size : 1);
     if (c < 0) {
@@ -229,7 +229,7 @@ void *cf_meta_alloc(size_t size)
     return b;
 }
 
-void cf_meta_free(void *p, size_t size)
+CF_HOT void cf_meta_free(void *p, size_t size)
 {
     if (p == NULL) return;
     int c = class_of(size ? size : 1);

@@ -165,7 +165,7 @@ static bool resolve_driver(struct cf_driver *d)
     return true;
 }
 
-const struct cf_driver *cf_driver(void)
+CF_HOT const struct cf_driver *cf_driver(void)
 {
     int st = __atomic_load_n(&drv_state, __ATOMIC_ACQUIRE);
     if (st == DRV_DONE) return &drv;

@@ -34,7 +34,7 @@ static CUresult mem_alloc(__typeof__(&cuMemAlloc_v2) real, CUdeviceptr *dptr, si
     return rc;
 }
 
-CF_EXPORT CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+CF_HOT CF_EXPORT CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
     REAL_OR_FAIL(cuMemAlloc_v2);
     return mem_alloc(real, dptr, bytesize);
@@ -51,7 +51,7 @@ CF_EXPORT CUresult CUDAAPI cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesiz
     return rc;
 }
 
-CF_EXPORT CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
+CF_HOT CF_EXPORT CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
 {
     REAL_OR_FAIL(cuMemFree_v2);
     if (!cf_hook_begin()) return real(dptr);

@@ -14,8 +14,8 @@
 
 /* ---- stream-ordered allocation ---- */
 
-static CUresult alloc_async(__typeof__(&cuMemAllocAsync) real, bool ptsz, CUdeviceptr *dptr,
-                            size_t size, CUstream stream)
+CF_HOT static CUresult alloc_async(__typeof__(&cuMemAllocAsync) real, bool ptsz, CUdeviceptr *dptr,
+                                   size_t size, CUstream stream)
 {
     if (!cf_hook_begin()) return real(dptr, size, stream);
     struct cf_async_target t;
@@ -36,7 +36,8 @@ static CUresult alloc_async(__typeof__(&cuMemAllocAsync) real, bool ptsz, CUdevi
     return rc;
 }
 
-CF_EXPORT CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+CF_HOT CF_EXPORT CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize,
+                                                  CUstream hStream)
 {
     REAL_OR_FAIL(cuMemAllocAsync);
     return alloc_async(real, false, dptr, bytesize, hStream);
@@ -54,6 +55,7 @@ static CUresult alloc_from_pool(__typeof__(&cuMemAllocFromPoolAsync) real, bool 
 {
     if (!cf_hook_begin()) return real(dptr, size, pool, stream);
     CUresult rc;
+    cf_rec_pool_alloc_begin();
     CF_TIMED_SAMPLED(rc, real(dptr, size, pool, stream));
     int saved = errno;
     struct cf_async_target t;
@@ -79,8 +81,8 @@ CF_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_
     return alloc_from_pool(real, true, dptr, bytesize, pool, hStream);
 }
 
-static CUresult free_async(__typeof__(&cuMemFreeAsync) real, bool ptsz, CUdeviceptr dptr,
-                           CUstream stream)
+CF_HOT static CUresult free_async(__typeof__(&cuMemFreeAsync) real, bool ptsz, CUdeviceptr dptr,
+                                  CUstream stream)
 {
     if (!cf_hook_begin()) return real(dptr, stream);
     CUresult rc = CUDA_SUCCESS;
@@ -96,7 +98,7 @@ static CUresult free_async(__typeof__(&cuMemFreeAsync) real, bool ptsz, CUdevice
     return rc;
 }
 
-CF_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
+CF_HOT CF_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 {
     REAL_OR_FAIL(cuMemFreeAsync);
     return free_async(real, false, dptr, hStream);

@@ -55,7 +55,8 @@ void cf_note_alloc(enum cf_api api, uint64_t addr, uint64_t requested, uint64_t 
     note_alloc(api, addr, requested, granted, device, result, oom, false);
 }
 
-void cf_note_device_alloc(enum cf_api api, uint64_t addr, uint64_t requested, int result, bool oom)
+CF_HOT void cf_note_device_alloc(enum cf_api api, uint64_t addr, uint64_t requested, int result,
+                                 bool oom)
 {
     /* Native run: the record replays it on the host-only arena model, for the
      * report's comparison. */
@@ -63,17 +64,19 @@ void cf_note_device_alloc(enum cf_api api, uint64_t addr, uint64_t requested, in
     note_alloc(api, addr, requested, 0, -1, result, oom, shadow);
 }
 
-void cf_note_free_begin(struct cf_free_note *f, enum cf_api api, uint64_t addr)
+CF_HOT void cf_note_free_begin(struct cf_free_note *f, enum cf_api api, uint64_t addr)
 {
     int saved = errno; /* the real call's errno must be what the program sees */
     f->api = api;
     f->addr = addr;
+    f->stream = 0;
     f->live = cf_rec_free_begin(addr, &f->t0);
     errno = saved;
 }
 
 void cf_note_free_end(struct cf_free_note *f, int result)
 {
+    if (result == 0) cf_rec_pool_freed(f->live, f->stream);
     cf_rec_free_end(f->api, f->addr, f->live, result, cf_call_ns, cf_call_end());
 }
 
@@ -97,7 +100,7 @@ static bool device_ok(int device)
 /* Documented sampling call: cuDeviceGetDefaultMemPool, once per device. While a
  * capture is in progress the question waits: in global capture mode such a call
  * from any thread can invalidate the capture (0: not known yet). */
-static uint64_t device_default_pool(int device)
+CF_HOT static uint64_t device_default_pool(int device)
 {
     uint64_t p = __atomic_load_n(&default_pool[device], __ATOMIC_RELAXED);
     if (p || cf_capture_in_progress()) return p;
@@ -128,7 +131,7 @@ static uint64_t device_current_pool(int device)
     return p;
 }
 
-void cf_async_target(CUstream stream, bool ptsz, uint64_t pool, struct cf_async_target *t)
+CF_HOT void cf_async_target(CUstream stream, bool ptsz, uint64_t pool, struct cf_async_target *t)
 {
     t->capturing = cf_stream_capturing(stream, ptsz);
     t->pool = pool;
@@ -141,13 +144,14 @@ void cf_async_target(CUstream stream, bool ptsz, uint64_t pool, struct cf_async_
      * streams). */
     t->device = t->capturing ? cf_current_device() : cf_stream_device(stream);
     if (t->capturing || !device_ok(t->device)) return;
+    cf_rec_pool_alloc_begin(); /* before the real call, which follows */
     uint64_t def = device_default_pool(t->device);
     if (t->pool == 0) t->pool = device_current_pool(t->device);
     t->is_default = t->pool != 0 && t->pool == def;
 }
 
-void cf_note_async_alloc(enum cf_api api, uint64_t addr, uint64_t requested, CUstream stream,
-                         const struct cf_async_target *t, int result, bool oom)
+CF_HOT void cf_note_async_alloc(enum cf_api api, uint64_t addr, uint64_t requested, CUstream stream,
+                                const struct cf_async_target *t, int result, bool oom)
 {
     struct cf_alloc_info ai = {
         .api = api,

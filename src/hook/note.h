@@ -30,6 +30,7 @@ struct cf_free_note {
     enum cf_api api;
     uint64_t addr;
     struct cf_alloc *live; /* taken out of the live table; NULL: addr was not live */
+    uint64_t stream;       /* a stream-ordered free's stream, else 0 */
     uint64_t t0;           /* the free's start, read by the record where the life ended */
 };
 void cf_note_free_begin(struct cf_free_note *f, enum cf_api api, uint64_t addr);

@@ -17,7 +17,7 @@ static bool context_for(enum cf_api api)
     return cf_current_context(&ctx) == CUDA_SUCCESS && ctx != NULL;
 }
 
-bool cf_route_alloc(enum cf_api api, uint64_t *out, uint64_t size)
+CF_HOT bool cf_route_alloc(enum cf_api api, uint64_t *out, uint64_t size)
 {
     /* Size 0 keeps the real API's answer (success with a NULL pointer). While
      * any capture runs, the driver decides: a synchronous allocation is an
@@ -38,8 +38,8 @@ bool cf_route_alloc(enum cf_api api, uint64_t *out, uint64_t size)
     return served;
 }
 
-bool cf_route_alloc_async(enum cf_api api, uint64_t *out, uint64_t size, CUstream stream,
-                          const struct cf_async_target *t)
+CF_HOT bool cf_route_alloc_async(enum cf_api api, uint64_t *out, uint64_t size, CUstream stream,
+                                 const struct cf_async_target *t)
 {
     if (size == 0 || !t->is_default || t->capturing || !cf_arena_async_enabled()) return false;
     /* The arena serves the current device: a stream of another device passes through. */
@@ -65,12 +65,13 @@ static bool refuse(struct cf_free_note *f, enum cf_api api, uint64_t ptr, uint64
     return false;
 }
 
-bool cf_route_free(struct cf_free_note *f, enum cf_api api, uint64_t ptr, CUstream stream,
-                   bool async, uint64_t *real_ptr)
+CF_HOT bool cf_route_free(struct cf_free_note *f, enum cf_api api, uint64_t ptr, CUstream stream,
+                          bool async, uint64_t *real_ptr)
 {
     *real_ptr = ptr;
     if (ptr == 0 || !cf_arena_enabled() || !cf_arena_owns(ptr)) {
         cf_note_free_begin(f, api, ptr);
+        if (async) f->stream = (uint64_t)(uintptr_t)stream;
         return false;
     }
     int saved = errno;
@@ -91,8 +92,8 @@ bool cf_route_free(struct cf_free_note *f, enum cf_api api, uint64_t ptr, CUstre
     return rc == CUDA_SUCCESS;
 }
 
-bool cf_route_free_async(struct cf_free_note *f, enum cf_api api, uint64_t ptr, CUstream stream,
-                         bool ptsz, uint64_t *real_ptr)
+CF_HOT bool cf_route_free_async(struct cf_free_note *f, enum cf_api api, uint64_t ptr,
+                                CUstream stream, bool ptsz, uint64_t *real_ptr)
 {
     /* Captured, the free becomes a graph node, which only a graph allocation may
      * take: the driver refuses arena memory there as it refuses the program's. */

@@ -17,7 +17,7 @@
 
 /* ---- device memory (arena-capable) ---- */
 
-CF_EXPORT cudaError_t CUDARTAPI cudaMalloc(void **devPtr, size_t size)
+CF_HOT CF_EXPORT cudaError_t CUDARTAPI cudaMalloc(void **devPtr, size_t size)
 {
     REAL_OR_FAIL(cudaMalloc);
     if (!cf_hook_begin()) return real(devPtr, size);
@@ -36,7 +36,7 @@ CF_EXPORT cudaError_t CUDARTAPI cudaMalloc(void **devPtr, size_t size)
     return rc;
 }
 
-CF_EXPORT cudaError_t CUDARTAPI cudaFree(void *devPtr)
+CF_HOT CF_EXPORT cudaError_t CUDARTAPI cudaFree(void *devPtr)
 {
     REAL_OR_FAIL(cudaFree);
     if (!cf_hook_begin()) return real(devPtr);

@@ -14,8 +14,8 @@
 
 /* ---- stream-ordered allocation ---- */
 
-static cudaError_t malloc_async(__typeof__(&cudaMallocAsync) real, bool ptsz, void **devPtr,
-                                size_t size, cudaStream_t stream)
+CF_HOT static cudaError_t malloc_async(__typeof__(&cudaMallocAsync) real, bool ptsz, void **devPtr,
+                                       size_t size, cudaStream_t stream)
 {
     if (!cf_hook_begin()) return real(devPtr, size, stream);
     struct cf_async_target t;
@@ -36,7 +36,8 @@ static cudaError_t malloc_async(__typeof__(&cudaMallocAsync) real, bool ptsz, vo
     return rc;
 }
 
-CF_EXPORT cudaError_t CUDARTAPI cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
+CF_HOT CF_EXPORT cudaError_t CUDARTAPI cudaMallocAsync(void **devPtr, size_t size,
+                                                       cudaStream_t hStream)
 {
     REAL_OR_FAIL(cudaMallocAsync);
     return malloc_async(real, false, devPtr, size, hStream);
@@ -55,6 +56,7 @@ static cudaError_t malloc_from_pool(__typeof__(&cudaMallocFromPoolAsync) real, b
 {
     if (!cf_hook_begin()) return real(ptr, size, pool, stream);
     cudaError_t rc;
+    cf_rec_pool_alloc_begin();
     CF_TIMED_SAMPLED(rc, real(ptr, size, pool, stream));
     int saved = errno;
     struct cf_async_target t;
@@ -81,8 +83,8 @@ CF_EXPORT cudaError_t CUDARTAPI cudaMallocFromPoolAsync_ptsz(void **ptr, size_t 
     return malloc_from_pool(real, true, ptr, size, memPool, stream);
 }
 
-static cudaError_t free_async(__typeof__(&cudaFreeAsync) real, bool ptsz, void *devPtr,
-                              cudaStream_t stream)
+CF_HOT static cudaError_t free_async(__typeof__(&cudaFreeAsync) real, bool ptsz, void *devPtr,
+                                     cudaStream_t stream)
 {
     if (!cf_hook_begin()) return real(devPtr, stream);
     cudaError_t rc = cudaSuccess;
@@ -98,7 +100,7 @@ static cudaError_t free_async(__typeof__(&cudaFreeAsync) real, bool ptsz, void *
     return rc;
 }
 
-CF_EXPORT cudaError_t CUDARTAPI cudaFreeAsync(void *devPtr, cudaStream_t hStream)
+CF_HOT CF_EXPORT cudaError_t CUDARTAPI cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 {
     REAL_OR_FAIL(cudaFreeAsync);
     return free_async(real, false, devPtr, hStream);

@@ -111,8 +111,11 @@ bool cf_apply_alloc(struct cf_event *e, struct cf_site *site, struct cf_alloc_br
     cf_metrics_size(a->requested);
     if (a->shadowed) cf_shadow_alloc(a->addr, a->requested, a->device < 0 ? 0 : a->device);
     /* once inserted, another thread may free a */
-    *brief = (struct cf_alloc_brief){
-        .stream = a->stream, .pool = a->pool, .device = a->device, .kind = a->kind};
+    *brief = (struct cf_alloc_brief){.stream = a->stream,
+                                     .pool = a->pool,
+                                     .size = a->requested,
+                                     .device = a->device,
+                                     .kind = a->kind};
     uint64_t seq = 0;
     bool new_peak = cf_live_insert(a, site, pool, &seq);
     if (!cf_rec_replaying) e->seq = seq;

@@ -51,7 +51,7 @@ static struct cf_device_stats *stats_of(int slot)
 }
 
 /* A node that cannot be allocated leaves the page count low: say so, once. */
-static void edge_ref(struct cf_slot *f, struct cf_device_stats *d, uint64_t page, int sign)
+CF_HOT static void edge_ref(struct cf_slot *f, struct cf_device_stats *d, uint64_t page, int sign)
 {
     struct page_ref *r;
     HASH_FIND(hh, f->edges, &page, sizeof page, r);
@@ -75,8 +75,8 @@ static void edge_ref(struct cf_slot *f, struct cf_device_stats *d, uint64_t page
     }
 }
 
-static void raw_range(struct cf_slot *f, struct cf_device_stats *d, uint64_t addr, uint64_t size,
-                      int sign)
+CF_HOT static void raw_range(struct cf_slot *f, struct cf_device_stats *d, uint64_t addr,
+                             uint64_t size, int sign)
 {
     if (size == 0) return;
     uint64_t first = addr >> PAGE_SHIFT, last = (addr + size - 1) >> PAGE_SHIFT;
@@ -103,7 +103,7 @@ static uint64_t time_of(uint64_t now)
 /* The peaks, after the device's state changed at time now; true when the
  * footprint reached a new peak. parts: one of the footprint's parts changed
  * (otherwise d->footprint still is their sum, and they are not read). */
-static bool note_peaks(struct cf_device_stats *d, uint64_t now, bool parts)
+CF_HOT static bool note_peaks(struct cf_device_stats *d, uint64_t now, bool parts)
 {
     uint64_t f = parts ? footprint_of(d) : d->footprint;
     bool new_peak = f > d->peak_footprint;
@@ -139,8 +139,8 @@ static uint64_t granted_of(const struct cf_alloc *a)
 /* The footprint series an allocation adds to (sign +1) or takes from (-1); true
  * when a part of the footprint changed. Pool and arena allocations change only
  * live bytes: their memory is the pool's or the arena's, read as a series. */
-static bool apply_kind(struct cf_slot *f, struct cf_device_stats *d, const struct cf_alloc *a,
-                       int sign)
+CF_HOT static bool apply_kind(struct cf_slot *f, struct cf_device_stats *d,
+                              const struct cf_alloc *a, int sign)
 {
     uint64_t g = granted_of(a);
     if (a->kind == CF_KIND_DEVICE && !a->arena) {
@@ -161,8 +161,8 @@ static bool apply_kind(struct cf_slot *f, struct cf_device_stats *d, const struc
 
 /* The arena maps before it hands a block out and unmaps after a free: read its
  * figure at each of its events (replays take it from the trace instead). */
-static void follow_arena(struct cf_device_stats *d, int device, const struct cf_alloc *a,
-                         uint64_t now)
+CF_HOT static void follow_arena(struct cf_device_stats *d, int device, const struct cf_alloc *a,
+                                uint64_t now)
 {
     if (!a->arena || cf_rec_replaying) return;
     uint64_t mapped = cf_arena_mapped_now(device);
@@ -197,12 +197,12 @@ account(const struct cf_alloc *a, int slot, int sign, uint64_t now, bool *new_pe
     return seq;
 }
 
-uint64_t cf_fp_alloc(const struct cf_alloc *a, int slot, bool *new_peak)
+CF_HOT uint64_t cf_fp_alloc(const struct cf_alloc *a, int slot, bool *new_peak)
 {
     return account(a, slot, +1, a->t_ns, new_peak);
 }
 
-uint64_t cf_fp_free(const struct cf_alloc *a, int slot, uint64_t now)
+CF_HOT uint64_t cf_fp_free(const struct cf_alloc *a, int slot, uint64_t now)
 {
     return account(a, slot, -1, now, NULL);
 }

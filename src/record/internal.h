@@ -271,7 +271,7 @@ bool cf_pool_lock_until(const struct timespec *deadline);
  * node may be freed by another thread. (A copy of the whole node cost three
  * cache lines of stack on every allocation.) */
 struct cf_alloc_brief {
-    uint64_t stream, pool;
+    uint64_t stream, pool, size;
     int32_t device;
     uint8_t kind;
 };
@@ -283,6 +283,8 @@ void cf_sample_pool_now(uint64_t pool, int device);
 void cf_sample_configure(uint64_t interval_ns);
 /* After a synchronization: the reserved bytes of pools above their threshold. */
 void cf_sample_after_sync(void);
+/* Pool memory may have gone back to the device (trim, destruction, failed request). */
+void cf_sample_pools_may_shrink(void);
 
 /* ---- apply.c: events to tables, shared by the process and the replay ---- */
 struct cf_event;

@@ -32,7 +32,7 @@ static uint64_t hash_of(uint64_t addr)
 }
 
 /* With the slot locked: the pair holding addr, or NULL. */
-static struct cf_live_pair *find(const struct cf_live_table *tb, uint64_t addr)
+CF_HOT static struct cf_live_pair *find(const struct cf_live_table *tb, uint64_t addr)
 {
     if (tb->pairs == NULL) return NULL;
     for (uint64_t i = hash_of(addr) & tb->mask;; i = (i + 1) & tb->mask) {
@@ -42,7 +42,7 @@ static struct cf_live_pair *find(const struct cf_live_table *tb, uint64_t addr)
     }
 }
 
-static void put(struct cf_live_table *tb, uint64_t addr, struct cf_alloc *a)
+CF_HOT static void put(struct cf_live_table *tb, uint64_t addr, struct cf_alloc *a)
 {
     uint64_t i = hash_of(addr) & tb->mask;
     while (tb->pairs[i].a != NULL)
@@ -53,7 +53,7 @@ static void put(struct cf_live_table *tb, uint64_t addr, struct cf_alloc *a)
 
 /* Doubles the array (under the slot's lock: the meta allocator nests inside).
  * False when no memory could be had and the table is full. */
-static bool make_room(struct cf_live_table *tb)
+CF_HOT static bool make_room(struct cf_live_table *tb)
 {
     uint64_t cap = tb->pairs ? tb->mask + 1 : 0;
     if ((tb->count + 1) * 2 <= cap) return true;
@@ -111,7 +111,8 @@ CF_COLD static void count_elsewhere(struct cf_site *site, int site_home, struct 
     }
 }
 
-bool cf_live_insert(struct cf_alloc *a, struct cf_site *site, struct cf_pool *pool, uint64_t *seq)
+CF_HOT bool cf_live_insert(struct cf_alloc *a, struct cf_site *site, struct cf_pool *pool,
+                           uint64_t *seq)
 {
     int slot = cf_slot_of(a->kind, a->device);
     struct cf_live_table *tb = &cf_slots[slot].live;
@@ -166,7 +167,7 @@ static uint64_t lifetime_of(const struct cf_alloc *a)
 /* With slot locked: the end of a's life (sign -1), or its return (+1: the free
  * failed), in its site's and pool's figures that live in slot. True when one of
  * them lives elsewhere (figures_elsewhere). */
-static bool figures_here(struct cf_alloc *a, int slot, int sign)
+CF_HOT static bool figures_here(struct cf_alloc *a, int slot, int sign)
 {
     int site_home = a->site ? cf_site_home(a->site, slot) : -1;
     struct cf_pool *pool = a->pool_rec;
@@ -200,8 +201,8 @@ CF_COLD static void figures_elsewhere(struct cf_alloc *a, int slot, int sign)
 
 /* addr out of one slot's table, accounted there, its life ended at *end (read
  * here, in the critical section, when 0); NULL: not in this slot. */
-static struct cf_alloc *remove_from(int slot, uint64_t addr, uint64_t now, uint64_t *end,
-                                    struct cf_thread *t)
+CF_HOT static struct cf_alloc *remove_from(int slot, uint64_t addr, uint64_t now, uint64_t *end,
+                                           struct cf_thread *t)
 {
     struct cf_live_table *tb = &cf_slots[slot].live;
     struct cf_alloc *a = NULL;
@@ -223,7 +224,7 @@ static struct cf_alloc *remove_from(int slot, uint64_t addr, uint64_t now, uint6
     return a;
 }
 
-struct cf_alloc *cf_live_remove(uint64_t addr, uint64_t now, uint64_t *end)
+CF_HOT struct cf_alloc *cf_live_remove(uint64_t addr, uint64_t now, uint64_t *end)
 {
     struct cf_thread *t = cf_thread_self();
     int first = t ? t->last_slot : 1;
@@ -263,7 +264,7 @@ void cf_live_restore(struct cf_alloc *a, uint64_t now)
 }
 
 /* What is left of an allocation's end once it is out of its table. */
-void cf_live_forget(struct cf_alloc *a)
+CF_HOT void cf_live_forget(struct cf_alloc *a)
 {
     cf_metrics_lifetime(lifetime_of(a), a->requested);
     cf_meta_free(a, sizeof *a);

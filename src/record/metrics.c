@@ -41,7 +41,7 @@ static void count_error(struct cf_api_stats *st, int result)
     }
 }
 
-void cf_metrics_api(enum cf_api api, uint64_t bytes, int result, uint64_t ns)
+CF_HOT void cf_metrics_api(enum cf_api api, uint64_t bytes, int result, uint64_t ns)
 {
     struct cf_thread *t = cf_thread_self();
     if (t == NULL) return;

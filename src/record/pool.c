@@ -30,7 +30,7 @@ bool cf_pool_lock_until(const struct timespec *deadline)
 
 /* A pool first met through an allocation gets device -1 until the pool APIs say
  * more. */
-struct cf_pool *cf_pool_get(uint64_t handle, int device)
+CF_HOT struct cf_pool *cf_pool_get(uint64_t handle, int device)
 {
     struct cf_thread *t = cf_thread_self();
     if (t && t->pool && t->pool_handle == handle) return t->pool;
@@ -187,17 +187,20 @@ void cf_rec_pool_seen(uint64_t pool, int device, bool is_default, bool created_b
 
 void cf_rec_pool_destroyed(uint64_t pool)
 {
+    cf_sample_pools_may_shrink();
     pool_event(CF_POOL_DESTROYED, pool, -1, 0, 0);
 }
 
 void cf_rec_pool_threshold(uint64_t pool, uint64_t threshold)
 {
+    cf_sample_pools_may_shrink();
     pool_event(CF_POOL_THRESHOLD, pool, -1, 0, threshold);
 }
 
 /* The driver gives memory back in a trim: read what is left. */
 void cf_rec_pool_trim(uint64_t pool)
 {
+    cf_sample_pools_may_shrink();
     pool_event(CF_POOL_TRIM, pool, -1, 0, 0);
     if (!cf_rec_replaying) cf_sample_pool_now(pool, -1);
 }

@@ -61,7 +61,7 @@ static uint8_t alloc_flags(const struct cf_alloc_info *ai, uint64_t *granted)
 }
 
 /* The site of this call's stack; a new one is announced to the trace. */
-static struct cf_site *site_of_stack(enum cf_api api, uintptr_t caller)
+CF_HOT static struct cf_site *site_of_stack(enum cf_api api, uintptr_t caller)
 {
     uintptr_t frames[CF_MAX_FRAMES];
     uint32_t nframes = cf_stack_capture(frames, caller);
@@ -73,7 +73,7 @@ static struct cf_site *site_of_stack(enum cf_api api, uintptr_t caller)
     return site;
 }
 
-__attribute__((noinline)) void cf_rec_alloc(const struct cf_alloc_info *ai)
+CF_HOT __attribute__((noinline)) void cf_rec_alloc(const struct cf_alloc_info *ai)
 {
     cf_rec_init();
     uint64_t now = ai->t_ns ? ai->t_ns : cf_now_ns();
@@ -105,7 +105,7 @@ __attribute__((noinline)) void cf_rec_alloc(const struct cf_alloc_info *ai)
  * allocation's life ends (its site's figures change there, not in a second
  * section after the real call). The footprint reads the clock only if this
  * removal makes a new peak (0). */
-struct cf_alloc *cf_rec_free_begin(uint64_t addr, uint64_t *t0)
+CF_HOT struct cf_alloc *cf_rec_free_begin(uint64_t addr, uint64_t *t0)
 {
     cf_rec_init();
     *t0 = 0;
@@ -114,8 +114,8 @@ struct cf_alloc *cf_rec_free_begin(uint64_t addr, uint64_t *t0)
     return a;
 }
 
-bool cf_rec_free_end(enum cf_api api, uint64_t addr, struct cf_alloc *a, int result, uint64_t ns,
-                     uint64_t t_ns)
+CF_HOT bool cf_rec_free_end(enum cf_api api, uint64_t addr, struct cf_alloc *a, int result,
+                            uint64_t ns, uint64_t t_ns)
 {
     cf_rec_init();
     bool known = result == 0 && addr != 0 && a != NULL;

@@ -297,6 +297,21 @@ void cf_rec_pool_seen(uint64_t pool, int device, bool is_default, bool created_b
 void cf_rec_pool_destroyed(uint64_t pool);
 void cf_rec_pool_threshold(uint64_t pool, uint64_t threshold);
 void cf_rec_pool_trim(uint64_t pool);
+/* A free returned successfully: a's block is the pool's again at once for stream
+ * (0: a synchronous free, or the default stream, whose block is not counted on). */
+void cf_rec_pool_freed(const struct cf_alloc *a, uint64_t stream);
+/* Before the real call of an allocation from a pool: the skipped pool read above
+ * holds while one thread allocates from pools; a second must say so first. */
+#define CF_POOL_THREADS_MANY ((uintptr_t)1)
+extern uintptr_t cf_pool_thread;
+extern __thread char cf_thread_token __attribute__((tls_model("initial-exec")));
+void cf_rec_pool_thread_seen(void);
+static inline void cf_rec_pool_alloc_begin(void)
+{
+    uintptr_t t = __atomic_load_n(&cf_pool_thread, __ATOMIC_RELAXED);
+    if (__builtin_expect(t != CF_POOL_THREADS_MANY && t != (uintptr_t)&cf_thread_token, 0))
+        cf_rec_pool_thread_seen();
+}
 /* A synchronization returned: a pool holding more than its release threshold may
  * have handed memory back in it, so those pools' reserved bytes are read now
  * (a documented sampling call) rather than at their next allocation. */

@@ -1,5 +1,6 @@
 /* The documented sampling calls: cuMemPoolGetAttribute for a pool's reserved
- * bytes where the driver can have changed them (after every allocation from it,
+ * bytes where the driver can have changed them (after an allocation from it that
+ * may have grown it -- see "the read an allocation can do without" below --
  * after a synchronization when it held more than its release threshold, after a
  * trim, all its attributes at most once per CUDAFRAG_SAMPLE_MS), and
  * cuDeviceGetGraphMemAttribute after graph
@@ -11,6 +12,7 @@
  * tests) nothing is sampled. */
 #include "base/ctx_state.h"
 #include "base/real.h"
+#include "base/log.h"
 #include "record/internal.h"
 
 #define FINAL_POOLS_MAX 256
@@ -113,7 +115,8 @@ static bool claim_device_slot(struct cf_device_stats *d, uint64_t now)
 }
 
 /* The pool's reserved bytes alone: one driver call, an event only on a change. */
-static void read_reserved(const struct cf_driver *drv, uint64_t pool, int device, uint64_t last)
+CF_HOT static void read_reserved(const struct cf_driver *drv, uint64_t pool, int device,
+                                 uint64_t last)
 {
     cuuint64_t v;
     if (drv->cuMemPoolGetAttribute((CUmemoryPool)(uintptr_t)pool,
@@ -123,13 +126,98 @@ static void read_reserved(const struct cf_driver *drv, uint64_t pool, int device
     cf_pool_store_reserved(pool, device, v, cf_now_ns());
 }
 
+/* ---- the read an allocation can do without ----
+ * A pool grows only when no free block can serve a request, and a block given back
+ * by a stream-ordered free is usable by the freeing stream at once. So when a
+ * thread's last allocation or free was such a free, and it now allocates from the
+ * same pool on the same (non-default) stream at most that many bytes (and at least
+ * half, so that no size class of the driver's can tell them apart), the pool did
+ * not grow -- unless, since that free, the block was given back to the device (a
+ * synchronization or a trim: pool_changes), its pool or stream destroyed (the
+ * contexts' generation), or taken by another thread (the rule holds while a single
+ * thread allocates from pools; the second one marks cf_pool_thread before its real
+ * call). Such an allocation skips its read, except 1 in VERIFY_EVERY, which reads
+ * anyway; a pool found grown there turns the skip off for the rest of the run. A
+ * loop of same-size stream-ordered pairs then reads the pool once per VERIFY_EVERY
+ * allocations instead of at each one (a driver call of about 45 ns on an H200). */
+#define VERIFY_EVERY 16u
+
+struct reuse {
+    uint64_t pool, stream, bytes; /* pool 0: nothing to reuse */
+    uint64_t changes;
+    unsigned gen;
+    unsigned allocs; /* this thread's skip-eligible allocations: which to verify */
+};
+static __thread struct reuse reuse __attribute__((tls_model("initial-exec")));
+static uint64_t pool_changes;
+static bool reuse_off; /* a verified skip found its pool grown */
+uintptr_t cf_pool_thread;
+__thread char cf_thread_token __attribute__((tls_model("initial-exec")));
+
+void cf_rec_pool_thread_seen(void)
+{
+    uintptr_t none = 0, me = (uintptr_t)&cf_thread_token;
+    if (!__atomic_compare_exchange_n(&cf_pool_thread, &none, me, false, __ATOMIC_SEQ_CST,
+                                     __ATOMIC_SEQ_CST) &&
+        none != me)
+        __atomic_store_n(&cf_pool_thread, CF_POOL_THREADS_MANY, __ATOMIC_SEQ_CST);
+}
+
+void cf_sample_pools_may_shrink(void)
+{
+    __atomic_add_fetch(&pool_changes, 1, __ATOMIC_SEQ_CST);
+}
+
+void cf_rec_pool_freed(const struct cf_alloc *a, uint64_t stream)
+{
+    if (a == NULL || a->kind != CF_KIND_POOL || a->arena || a->pool == 0 || stream == 0) {
+        reuse.pool = 0;
+        return;
+    }
+    reuse.pool = a->pool;
+    reuse.stream = stream;
+    reuse.bytes = a->requested;
+    reuse.changes = __atomic_load_n(&pool_changes, __ATOMIC_SEQ_CST);
+    reuse.gen = cf_ctx_generation();
+}
+
+/* Whether a's pool cannot have grown (above); consumes the thread's freed block. */
+static bool block_reused(const struct cf_alloc_brief *a)
+{
+    uint64_t pool = reuse.pool;
+    reuse.pool = 0;
+    if (pool == 0 || pool != a->pool || reuse.stream != a->stream || a->size > reuse.bytes ||
+        a->size < reuse.bytes / 2)
+        return false;
+    /* Loads after the real call: a release, a destruction or another thread's
+     * allocation that could have taken the block was counted before it. */
+    return reuse.gen != 0 && reuse.gen == cf_ctx_generation() &&
+           reuse.changes == __atomic_load_n(&pool_changes, __ATOMIC_SEQ_CST) &&
+           __atomic_load_n(&cf_pool_thread, __ATOMIC_SEQ_CST) == (uintptr_t)&cf_thread_token &&
+           !__atomic_load_n(&reuse_off, __ATOMIC_RELAXED);
+}
+
+/* A verified skip: a grown pool proves the rule wrong for this driver. */
+static void verify_reuse(const struct cf_driver *drv, uint64_t pool, int device, uint64_t last)
+{
+    cuuint64_t v;
+    if (drv->cuMemPoolGetAttribute((CUmemoryPool)(uintptr_t)pool,
+                                   CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &v) != CUDA_SUCCESS)
+        return;
+    if (v == last) return;
+    if (!__atomic_exchange_n(&reuse_off, true, __ATOMIC_RELAXED))
+        cf_log("a stream-ordered pool grew although the block freed just before on the same "
+               "stream could serve the request: every allocation from a pool reads it from now on");
+    cf_pool_store_reserved(pool, device, v, cf_now_ns());
+}
+
 static uint64_t peak_of(int device)
 {
     if (device < 0 || device >= CF_MAX_DEVICES) return 0;
     return __atomic_load_n(&cf_rec.dev[device].peak_footprint, __ATOMIC_RELAXED);
 }
 
-void cf_sample_after_alloc(const struct cf_alloc_brief *a, bool new_peak, uint64_t now)
+CF_HOT void cf_sample_after_alloc(const struct cf_alloc_brief *a, bool new_peak, uint64_t now)
 {
     /* The rate limit comes first: cf_driver() is not free while libcuda is absent. */
     bool want_dev = new_peak && a->device >= 0 && a->device < CF_MAX_DEVICES &&
@@ -138,10 +226,17 @@ void cf_sample_after_alloc(const struct cf_alloc_brief *a, bool new_peak, uint64
     enum cf_pool_read want_pool = a->kind == CF_KIND_POOL && a->pool
                                       ? cf_pool_wants_read(a->pool, now, interval_ns, &last)
                                       : CF_POOL_READ_NONE;
-    if ((!want_dev && !want_pool) || !may_call_driver()) return;
+    bool verify = false;
+    if (want_pool == CF_POOL_READ_RESERVED && block_reused(a)) {
+        verify = ++reuse.allocs % VERIFY_EVERY == 0;
+        want_pool = CF_POOL_READ_NONE;
+    } else {
+        reuse.pool = 0;
+    }
+    if ((!want_dev && !want_pool && !verify) || !may_call_driver()) return;
     const struct cf_driver *drv = cf_driver();
-    if (drv->cuMemPoolGetAttribute == NULL) want_pool = CF_POOL_READ_NONE;
-    if (!want_dev && !want_pool) return;
+    if (drv->cuMemPoolGetAttribute == NULL) want_pool = CF_POOL_READ_NONE, verify = false;
+    if (!want_dev && !want_pool && !verify) return;
     if (stream_capturing(a->stream)) {
         __atomic_add_fetch(&cf_rec.capture_skips, 1, __ATOMIC_RELAXED);
         return;
@@ -151,6 +246,7 @@ void cf_sample_after_alloc(const struct cf_alloc_brief *a, bool new_peak, uint64
     uint64_t before = peak_of(a->device);
     if (want_pool == CF_POOL_READ_ALL) sample_pool(drv, a->pool, a->device);
     if (want_pool == CF_POOL_READ_RESERVED) read_reserved(drv, a->pool, a->device, last);
+    if (verify) verify_reuse(drv, a->pool, a->device, last);
     if (!want_dev && want_pool && peak_of(a->device) > before && a->device >= 0 &&
         a->device < CF_MAX_DEVICES)
         want_dev = claim_device_slot(&cf_rec.dev[a->device], now);
@@ -166,6 +262,7 @@ void cf_sample_pool_now(uint64_t pool, int device)
 
 void cf_sample_after_sync(void)
 {
+    cf_sample_pools_may_shrink();
     if (!may_call_driver() || cf_capture_in_progress()) return;
     const struct cf_driver *drv = cf_driver();
     if (drv->cuMemPoolGetAttribute == NULL) return;
@@ -182,6 +279,7 @@ void cf_sample_after_sync(void)
 
 void cf_sample_oom(uint64_t stream, int device, uint64_t *free_out, uint64_t *total_out)
 {
+    cf_sample_pools_may_shrink(); /* the driver may free idle pool memory for a request */
     const struct cf_driver *drv = may_call_driver() ? cf_driver() : NULL;
     size_t free_b = 0, total_b = 0;
     if (drv && drv->cuMemGetInfo && !stream_capturing(stream) && current_device_is(device))

@@ -90,7 +90,7 @@ static void note_size(struct cf_site *s, uint64_t size)
     if (s->distinct_sizes <= CF_SITE_SIZES) s->distinct_sizes++;
 }
 
-void cf_site_count_locked(struct cf_site *s, uint64_t size, uint64_t now)
+CF_HOT void cf_site_count_locked(struct cf_site *s, uint64_t size, uint64_t now)
 {
     s->calls++;
     s->bytes += size;

@@ -112,7 +112,7 @@ static bool is_own_frame(uintptr_t pc)
     return pc >= own_lo && pc < own_hi;
 }
 
-uint32_t cf_stack_capture(uintptr_t frames[CF_MAX_FRAMES], uintptr_t caller)
+CF_HOT uint32_t cf_stack_capture(uintptr_t frames[CF_MAX_FRAMES], uintptr_t caller)
 {
     if (stack_depth == 0 || !libunwind_ready()) return 0;
     void *raw[CF_MAX_FRAMES + OWN_FRAMES_SLACK];

@@ -342,7 +342,7 @@ static inline bool append_fast(struct tbuf *t, const struct cf_event *e)
 /* A thread that has its buffer reads nothing shared to find out whether to trace:
  * the finish takes every buffer's block and marks it off. Without one, the state
  * decides. */
-void cf_trace_emit(const struct cf_event *e)
+CF_HOT void cf_trace_emit(const struct cf_event *e)
 {
     struct tbuf *t = my_tbuf;
     if (CF_UNLIKELY(t == NULL)) {

@@ -3,10 +3,12 @@
  * new peaks only, pool attributes read when the pool may have grown and after a
  * trim (with shrinks and regrows) and after a synchronization, no sample on a
  * capturing stream, OOM events with the device's free/total, and the final
- * sample. CUDAFRAG_SAMPLE_MS=0,
+ * sample, and the pool read an allocation can do without. CUDAFRAG_SAMPLE_MS=0,
  * SIMCUDA_COUNT_CALLS=1. */
 #include <cuda.h>
 #include <dlfcn.h>
+#include <pthread.h>
+#include <string.h>
 
 #include "check.h"
 #include "base/ctx_state.h"
@@ -17,6 +19,7 @@
 #define MiB (1ull << 20)
 
 static CUstream stream, capturing;
+static CUcontext ctx;
 
 static void note_alloc(enum cf_api api, CUdeviceptr p, uint64_t size, CUmemoryPool pool, CUstream s)
 {
@@ -186,6 +189,187 @@ static void check_sync_read(void)
     CHECK_GE(rp->reserved_cur, 96 * MiB);
 }
 
+/* ---- the read an allocation can do without (sample.c) ---- */
+
+/* What the stream-ordered hooks do around the real calls. */
+static void pool_alloc(CUmemoryPool pool, CUstream s, uint64_t size, CUdeviceptr *p)
+{
+    cf_rec_pool_alloc_begin();
+    CHECK_CU(cuMemAllocFromPoolAsync(p, size, pool, s));
+    note_alloc(CF_API_cuMemAllocFromPoolAsync, *p, size, pool, s);
+}
+
+static void pool_free(CUdeviceptr p, CUstream s)
+{
+    uint64_t t0;
+    struct cf_alloc *a = cf_rec_free_begin(p, &t0);
+    CHECK(a != NULL);
+    CHECK_CU(cuMemFreeAsync(p, s));
+    cf_rec_pool_freed(a, (uint64_t)(uintptr_t)s);
+    CHECK(cf_rec_free_end(CF_API_cuMemFreeAsync, p, a, 0, 0, t0));
+}
+
+static CUmemoryPool new_pool(struct cf_pool **rp)
+{
+    CUmemPoolProps props = {.allocType = CU_MEM_ALLOCATION_TYPE_PINNED,
+                            .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0}};
+    CUmemoryPool pool;
+    CHECK_CU(cuMemPoolCreate(&pool, &props));
+    cuuint64_t keep = 1ull << 40; /* synchronizations give nothing back */
+    CHECK_CU(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep));
+    cf_rec_pool_seen((uint64_t)(uintptr_t)pool, 0, false, true);
+    cf_rec_pool_threshold((uint64_t)(uintptr_t)pool, keep);
+    *rp = cf_pool_get((uint64_t)(uintptr_t)pool, 0);
+    return pool;
+}
+
+/* The footprint's pool part is the driver's figure for every pool it holds. */
+static void check_pools_exact(CUmemoryPool a, CUmemoryPool b)
+{
+    size_t total;
+    struct cf_device_stats *d = &cf_rec.dev[0];
+    CHECK_EQ(d->footprint + d->baseline_used, used_now(&total));
+    CHECK_EQ(cf_pool_get((uint64_t)(uintptr_t)a, 0)->reserved_cur, reserved_now(a));
+    CHECK_EQ(cf_pool_get((uint64_t)(uintptr_t)b, 0)->reserved_cur, reserved_now(b));
+}
+
+static void sync_free(CUdeviceptr p)
+{
+    uint64_t t0;
+    struct cf_alloc *a = cf_rec_free_begin(p, &t0);
+    CHECK(a != NULL);
+    CHECK_CU(cuMemFree(p));
+    cf_rec_pool_freed(a, 0);
+    CHECK(cf_rec_free_end(CF_API_cuMemFree, p, a, 0, 0, t0));
+}
+
+/* Frees p on free_s, lets between() run, allocates size on alloc_s from pool into
+ * *p: was the pool read for it? The footprint is exact either way. */
+static bool read_after(CUdeviceptr *p, CUstream free_s, void (*between)(CUmemoryPool),
+                       CUmemoryPool pool, CUstream alloc_s, uint64_t size, CUmemoryPool other)
+{
+    pool_free(*p, free_s);
+    if (between) between(pool);
+    unsigned long long reads = pool_reads();
+    pool_alloc(pool, alloc_s, size, p);
+    bool read = pool_reads() > reads;
+    check_pools_exact(pool, other);
+    return read;
+}
+
+static void synchronize(CUmemoryPool pool)
+{
+    CHECK_CU(cuStreamSynchronize(stream));
+    cf_rec_synchronized();
+}
+
+static void trim(CUmemoryPool pool)
+{
+    CHECK_CU(cuMemPoolTrimTo(pool, 0));
+    cf_rec_pool_trim((uint64_t)(uintptr_t)pool);
+}
+
+static void synchronous_free(CUmemoryPool pool)
+{
+    CUdeviceptr q;
+    CHECK_CU(cuMemAlloc(&q, 1 * MiB));
+    note_alloc(CF_API_cuMemAlloc, q, 1 * MiB, NULL, NULL);
+    /* The allocation alone makes the next one read: free first, then allocate. */
+    sync_free(q);
+}
+
+/* One thread's same-stream pairs read the pool once per 16 allocations; every
+ * allocation the rule does not cover reads it. */
+static void check_reuse_skip(void)
+{
+    cf_ctx_track();
+    cf_sample_configure(60ull * 1000000000u);
+    struct cf_pool *rp, *rq;
+    CUmemoryPool pool = new_pool(&rp), other = new_pool(&rq);
+    CUstream s2;
+    CHECK_CU(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING));
+    CUdeviceptr p;
+    pool_alloc(pool, stream, 3 * MiB, &p);
+    unsigned long long reads = pool_reads();
+    for (int i = 0; i < 64; i++) {
+        pool_free(p, stream);
+        pool_alloc(pool, stream, 3 * MiB, &p);
+    }
+    CHECK_EQ(pool_reads(), reads + 64 / 16);
+    check_pools_exact(pool, other);
+    /* From here on, each case starts right after a verified read: 15 skips ahead. */
+    CHECK(!read_after(&p, stream, NULL, pool, stream, 2 * MiB, other)); /* smaller, > half */
+    CHECK(read_after(&p, stream, NULL, pool, s2, 2 * MiB, other));      /* another stream */
+    CHECK(read_after(&p, s2, NULL, pool, s2, 3 * MiB, other));          /* more bytes */
+    CHECK(read_after(&p, s2, NULL, pool, s2, 1 * MiB, other));          /* less than half */
+    CHECK(read_after(&p, s2, NULL, other, s2, 1 * MiB, other));         /* another pool */
+    CHECK(read_after(&p, s2, NULL, other, stream, 1 * MiB, other));
+    CHECK(read_after(&p, stream, NULL, pool, stream, 1 * MiB, other));
+    CHECK(!read_after(&p, stream, NULL, pool, stream, 1 * MiB, other));
+    CHECK(read_after(&p, stream, synchronize, pool, stream, 1 * MiB, other));
+    CHECK(read_after(&p, stream, trim, pool, stream, 1 * MiB, other));
+    CHECK(read_after(&p, stream, synchronous_free, pool, stream, 1 * MiB, other));
+    CHECK(read_after(&p, NULL, NULL, pool, NULL, 1 * MiB, other)); /* default stream */
+    CHECK(read_after(&p, NULL, NULL, pool, NULL, 1 * MiB, other));
+    pool_free(p, NULL);
+}
+
+/* A pool that grows where the rule said it could not (here the driver hands the
+ * freed block to an allocation cudafrag does not see) is caught by the verified
+ * read: the footprint is exact again there, and every later allocation reads. */
+static void check_reuse_verified(void)
+{
+    struct cf_pool *rp, *rq;
+    CUmemoryPool pool = new_pool(&rp), other = new_pool(&rq);
+    CUdeviceptr p, hidden[16];
+    pool_alloc(pool, stream, 4 * MiB, &p);
+    int n = 0;
+    uint64_t before = rp->reserved_cur;
+    while (rp->reserved_cur == before) {
+        CHECK_LT(n, 16);
+        pool_free(p, stream);
+        CHECK_CU(cuMemAllocFromPoolAsync(&hidden[n++], 4 * MiB, pool, stream));
+        pool_alloc(pool, stream, 4 * MiB, &p);
+    }
+    check_pools_exact(pool, other);
+    unsigned long long reads = pool_reads();
+    pool_free(p, stream);
+    pool_alloc(pool, stream, 4 * MiB, &p);
+    CHECK_EQ(pool_reads(), reads + 1);
+    check_pools_exact(pool, other);
+    pool_free(p, stream);
+    for (int i = 0; i < n; i++)
+        CHECK_CU(cuMemFreeAsync(hidden[i], stream));
+}
+
+static void *second_thread_alloc(void *pool)
+{
+    CUdeviceptr p;
+    CHECK_CU(cuCtxSetCurrent(ctx));
+    pool_alloc(pool, stream, 3 * MiB, &p);
+    pool_free(p, stream);
+    return NULL;
+}
+
+/* A second thread allocating from pools could take the freed block: the rule is
+ * off from its first allocation on (a fresh process: before any verified miss). */
+static void check_reuse_two_threads(void)
+{
+    struct cf_pool *rp, *rq;
+    CUmemoryPool pool = new_pool(&rp), other = new_pool(&rq);
+    CUdeviceptr p;
+    pool_alloc(pool, stream, 3 * MiB, &p);
+    pool_free(p, stream);
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, second_thread_alloc, pool), 0);
+    CHECK_EQ(pthread_join(t, NULL), 0);
+    unsigned long long reads = pool_reads();
+    pool_alloc(pool, stream, 3 * MiB, &p);
+    CHECK_EQ(pool_reads(), reads + 1);
+    check_pools_exact(pool, other);
+    pool_free(p, stream);
+}
+
 static void check_capture_and_oom(void)
 {
     uint64_t samples = cf_rec.dev[0].footprint_samples;
@@ -248,16 +432,31 @@ static void check_without_capture_query(void)
     drv->cuStreamIsCapturing = saved;
 }
 
-int main(void)
+/* No argument: every check but the two below, whose outcome turns the skipped
+ * read off for the rest of the process: each has a process of its own. */
+int main(int argc, char **argv)
 {
-    cf_test_primary_context(0);
+    ctx = cf_test_primary_context(0);
     CHECK_CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
     CHECK_CU(cuStreamCreate(&capturing, CU_STREAM_NON_BLOCKING));
+    if (argc > 1) {
+        cf_rec_init_once(); /* which reads CUDAFRAG_SAMPLE_MS */
+        cf_ctx_track();
+        cf_sample_configure(60ull * 1000000000u);
+        if (strcmp(argv[1], "reuse-verified") == 0)
+            check_reuse_verified();
+        else if (strcmp(argv[1], "reuse-two-threads") == 0)
+            check_reuse_two_threads();
+        else
+            CHECK(!"unknown check");
+        return 0;
+    }
     check_footprint();
     check_pool();
     check_sync_read();
     check_capture_and_oom();
     check_final_sample();
     check_without_capture_query();
+    check_reuse_skip(); /* last: it trusts the kept answers (cf_ctx_track) from then on */
     return 0;
 }
