@@ -74,7 +74,7 @@ CF_HOT void cf_note_free_begin(struct cf_free_note *f, enum cf_api api, uint64_t
     errno = saved;
 }
 
-void cf_note_free_end(struct cf_free_note *f, int result)
+CF_HOT void cf_note_free_end(struct cf_free_note *f, int result)
 {
     if (result == 0) cf_rec_pool_freed(f->live, f->stream);
     cf_rec_free_end(f->api, f->addr, f->live, result, cf_call_ns, cf_call_end());
