@@ -14,7 +14,8 @@
 #
 # Knobs (environment): REPS (default 21), ITERS (pairs per pass, default 1000), NEST
 # (frames above the loop, default 24), SEED (of the shuffle, default 1), TASKSET
-# (a CPU list: every run is pinned there). Every run gets CUDAFRAG_STDERR=0 and a
+# (a CPU list: every run is pinned there), EVICT_KIB (bench_hook sweeps that much
+# memory before each call, as a real driver's path evicts the caches; unset: none). Every run gets CUDAFRAG_STDERR=0 and a
 # scratch CUDAFRAG_OUTPUT; its trace, if the configuration asks for one, is removed
 # after the run.
 set -euo pipefail
@@ -42,7 +43,7 @@ for ((r = 0; r < reps; r++)); do
     for i in $order; do
         # shellcheck disable=SC2086 # the assignments are words on purpose
         out=$(env CUDAFRAG_STDERR=0 CUDAFRAG_OUTPUT="$tmp/t" ${envs[$i]} "${pin[@]}" \
-            "$hook" "$loop" "$iters" "$nest")
+            "$hook" "$loop" "$iters" "$nest" ${EVICT_KIB:+"$EVICT_KIB"})
         rm -f "$tmp"/t.*
         ns=$(echo "$out" | awk -v k="${loop}_ns_per_call" '$1 == k { print $2 }')
         echo "$r $i $ns" >>"$tmp/rows"
