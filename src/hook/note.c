@@ -135,6 +135,7 @@ CF_HOT void cf_async_target(CUstream stream, bool ptsz, uint64_t pool, struct cf
 {
     t->capturing = cf_stream_capturing(stream, ptsz);
     t->pool = pool;
+    t->stream_key = cf_stream_key((uint64_t)(uintptr_t)stream, ptsz);
     t->is_default = false;
     /* A capture in global mode is invalidated by "unsafe" calls from its thread
      * (measured on an H200: cuDeviceGetDefaultMemPool made the program's own
@@ -165,6 +166,7 @@ CF_HOT void cf_note_async_alloc(enum cf_api api, uint64_t addr, uint64_t request
         .graph = t->capturing,
         .ns = cf_call_ns,
         .t_ns = cf_call_end(),
+        .stream_key = t->stream_key,
     };
     record(&ai);
 }

@@ -81,7 +81,7 @@ void cf_note_call(enum cf_api api, int result);
  * from, and whether the stream is capturing (then it is a graph allocation). */
 struct cf_async_target {
     int device;
-    uint64_t pool;
+    uint64_t pool, stream_key;
     bool is_default, capturing;
 };
 /* pool = 0: the device's current pool. ptsz: stream 0 means the per-thread stream. */

@@ -69,9 +69,9 @@ CF_HOT bool cf_route_free(struct cf_free_note *f, enum cf_api api, uint64_t ptr,
                           bool async, uint64_t *real_ptr)
 {
     *real_ptr = ptr;
+    f->stream = 0; /* cf_route_free_async names the stream */
     if (ptr == 0 || !cf_arena_enabled() || !cf_arena_owns(ptr)) {
         cf_note_free_begin(f, api, ptr);
-        if (async) f->stream = (uint64_t)(uintptr_t)stream;
         return false;
     }
     int saved = errno;
@@ -99,7 +99,11 @@ CF_HOT bool cf_route_free_async(struct cf_free_note *f, enum cf_api api, uint64_
      * take: the driver refuses arena memory there as it refuses the program's. */
     if (ptr != 0 && cf_arena_enabled() && cf_arena_owns(ptr) && cf_stream_capturing(stream, ptsz))
         return refuse(f, api, ptr, real_ptr);
-    return cf_route_free(f, api, ptr, stream, true, real_ptr);
+    if (cf_route_free(f, api, ptr, stream, true, real_ptr)) return true;
+    /* The block is the pool's again once the real free returns -- unless the free
+     * is captured into a graph, where it happens at a launch. */
+    if (!cf_capture_in_progress()) f->stream = cf_stream_key((uint64_t)(uintptr_t)stream, ptsz);
+    return false;
 }
 
 enum cf_route_q cf_route_query(uint64_t ptr, struct cf_arena_block *blk)

@@ -97,6 +97,7 @@ CF_HOT __attribute__((noinline)) void cf_rec_alloc(const struct cf_alloc_info *a
     if (!ok && ai->oom) cf_sample_oom(ai->stream, e.device, &e.v[0], &e.v[1]);
     struct cf_alloc_brief brief = {.device = -1}; /* unset when nothing was inserted */
     bool new_peak = cf_apply_alloc(&e, site, &brief);
+    if (ai->stream_key) brief.stream = ai->stream_key;
     cf_emit(&e);
     if (ok && ai->addr != 0) cf_sample_after_alloc(&brief, new_peak, now);
 }

@@ -276,6 +276,9 @@ struct cf_alloc_info {
     bool shadow;   /* feed the host-only arena model (native cudaMalloc/cuMemAlloc family) */
     uint64_t ns;   /* time inside the real call, 0 if not measured */
     uint64_t t_ns; /* when the real call returned; 0: the record reads the clock */
+    /* The stream as one value per stream (cf_stream_key): the default stream named
+     * by the handle of the one it is. 0: not known (stream is used). */
+    uint64_t stream_key;
 };
 void cf_rec_alloc(const struct cf_alloc_info *ai);
 /* Returns true when addr was a live allocation we recorded. */
@@ -297,12 +300,19 @@ void cf_rec_pool_seen(uint64_t pool, int device, bool is_default, bool created_b
 void cf_rec_pool_destroyed(uint64_t pool);
 void cf_rec_pool_threshold(uint64_t pool, uint64_t threshold);
 void cf_rec_pool_trim(uint64_t pool);
-/* A free returned successfully: a's block is the pool's again at once for stream
- * (0: a synchronous free, or the default stream, whose block is not counted on). */
+/* A free returned successfully: a's block is the pool's again at once for the
+ * stream of key stream (cf_stream_key; 0: a synchronous free). */
 void cf_rec_pool_freed(const struct cf_alloc *a, uint64_t stream);
 /* Before the real call of an allocation from a pool: the skipped pool read above
  * holds while one thread allocates from pools; a second must say so first. */
 #define CF_POOL_THREADS_MANY ((uintptr_t)1)
+/* One value per stream: a handle, or for the default stream (0) the handle of the
+ * stream it is -- CU_STREAM_PER_THREAD through a _ptsz entry point, else
+ * CU_STREAM_LEGACY -- so that 0 and that handle compare equal. */
+static inline uint64_t cf_stream_key(uint64_t stream, bool ptsz)
+{
+    return stream ? stream : ptsz ? 0x2 : 0x1;
+}
 extern uintptr_t cf_pool_thread;
 extern __thread char cf_thread_token __attribute__((tls_model("initial-exec")));
 void cf_rec_pool_thread_seen(void);

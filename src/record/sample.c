@@ -130,7 +130,8 @@ CF_HOT static void read_reserved(const struct cf_driver *drv, uint64_t pool, int
  * A pool grows only when no free block can serve a request, and a block given back
  * by a stream-ordered free is usable by the freeing stream at once. So when a
  * thread's last allocation or free was such a free, and it now allocates from the
- * same pool on the same (non-default) stream at most that many bytes (and at least
+ * same pool on the same stream (cf_stream_key: the default stream is the legacy
+ * or the thread's own one) at most that many bytes (and at least
  * half, so that no size class of the driver's can tell them apart), the pool did
  * not grow -- unless, since that free, the block was given back to the device (a
  * synchronization or a trim: pool_changes), its pool or stream destroyed (the

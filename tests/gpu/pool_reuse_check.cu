@@ -3,8 +3,9 @@
  *
  * cudafrag skips its read of a pool's reserved bytes after an allocation when the
  * same thread's previous allocation or free was a cudaFreeAsync of a block of the
- * same pool, on the same non-default stream, of at least the requested size and
- * at most twice it, with no synchronization or trim since (src/record/sample.c,
+ * same pool, on the same stream (the legacy default stream included), of at least
+ * the requested size and at most twice it, with no synchronization or trim since
+ * (src/record/sample.c,
  * "the read an allocation can do without"). This program checks that premise
  * against the driver: random single-threaded sequences of allocations, frees,
  * synchronizations, trims and busy kernels (which keep frees pending) on several
@@ -139,7 +140,7 @@ static void run(const struct scenario *sc, long ops, cudaStream_t *streams, stru
             /* On the stream it was allocated on, which is the only one to use it. */
             int k = (int)(next() % (unsigned)nlive);
             CHECK(cudaFreeAsync(live[k].p, streams[live[k].stream]));
-            freed = live[k].stream != 0;
+            freed = true;
             freed_size = live[k].size;
             freed_stream = live[k].stream;
             live[k] = live[--nlive];

@@ -191,12 +191,25 @@ static void check_sync_read(void)
 
 /* ---- the read an allocation can do without (sample.c) ---- */
 
-/* What the stream-ordered hooks do around the real calls. */
-static void pool_alloc(CUmemoryPool pool, CUstream s, uint64_t size, CUdeviceptr *p)
+/* What the stream-ordered hooks do around the real calls; ptsz: the call came
+ * through a _ptsz entry point, so that stream 0 is the thread's own. */
+static void pool_alloc_ptsz(CUmemoryPool pool, CUstream s, bool ptsz, uint64_t size, CUdeviceptr *p)
 {
     cf_rec_pool_alloc_begin();
     CHECK_CU(cuMemAllocFromPoolAsync(p, size, pool, s));
-    note_alloc(CF_API_cuMemAllocFromPoolAsync, *p, size, pool, s);
+    struct cf_alloc_info ai = {.api = CF_API_cuMemAllocFromPoolAsync,
+                               .addr = *p,
+                               .requested = size,
+                               .device = 0,
+                               .pool = (uint64_t)(uintptr_t)pool,
+                               .stream = (uint64_t)(uintptr_t)s,
+                               .stream_key = cf_stream_key((uint64_t)(uintptr_t)s, ptsz)};
+    cf_rec_alloc(&ai);
+}
+
+static void pool_alloc(CUmemoryPool pool, CUstream s, uint64_t size, CUdeviceptr *p)
+{
+    pool_alloc_ptsz(pool, s, false, size, p);
 }
 
 static void pool_free(CUdeviceptr p, CUstream s)
@@ -205,7 +218,7 @@ static void pool_free(CUdeviceptr p, CUstream s)
     struct cf_alloc *a = cf_rec_free_begin(p, &t0);
     CHECK(a != NULL);
     CHECK_CU(cuMemFreeAsync(p, s));
-    cf_rec_pool_freed(a, (uint64_t)(uintptr_t)s);
+    cf_rec_pool_freed(a, cf_stream_key((uint64_t)(uintptr_t)s, false));
     CHECK(cf_rec_free_end(CF_API_cuMemFreeAsync, p, a, 0, 0, t0));
 }
 
@@ -309,8 +322,20 @@ static void check_reuse_skip(void)
     CHECK(read_after(&p, stream, synchronize, pool, stream, 1 * MiB, other));
     CHECK(read_after(&p, stream, trim, pool, stream, 1 * MiB, other));
     CHECK(read_after(&p, stream, synchronous_free, pool, stream, 1 * MiB, other));
-    CHECK(read_after(&p, NULL, NULL, pool, NULL, 1 * MiB, other)); /* default stream */
-    CHECK(read_after(&p, NULL, NULL, pool, NULL, 1 * MiB, other));
+    /* The legacy default stream, named 0 or by its handle, is one stream; the
+     * thread's per-thread default stream is another. */
+    CHECK(read_after(&p, stream, NULL, pool, NULL, 1 * MiB, other));
+    CHECK(!read_after(&p, NULL, NULL, pool, NULL, 1 * MiB, other));
+    CHECK(!read_after(&p, NULL, NULL, pool, CU_STREAM_LEGACY, 1 * MiB, other));
+    pool_free(p, CU_STREAM_LEGACY);
+    reads = pool_reads();
+    pool_alloc_ptsz(pool, NULL, true, 1 * MiB, &p);
+    CHECK_EQ(pool_reads(), reads + 1);
+    check_pools_exact(pool, other);
+    pool_free(p, CU_STREAM_PER_THREAD);
+    reads = pool_reads();
+    pool_alloc_ptsz(pool, NULL, true, 1 * MiB, &p);
+    CHECK_EQ(pool_reads(), reads); /* the same stream, named two ways */
     pool_free(p, NULL);
 }
 
