@@ -198,7 +198,8 @@ static bool block_reused(const struct cf_alloc_brief *a)
            !__atomic_load_n(&reuse_off, __ATOMIC_RELAXED);
 }
 
-/* A verified skip: a grown pool proves the rule wrong for this driver. */
+/* A verified skip: reserved bytes other than the last known prove the rule wrong
+ * for this driver (grown: the block did not serve; shrunk: it went back unseen). */
 static void verify_reuse(const struct cf_driver *drv, uint64_t pool, int device, uint64_t last)
 {
     cuuint64_t v;
@@ -207,8 +208,10 @@ static void verify_reuse(const struct cf_driver *drv, uint64_t pool, int device,
         return;
     if (v == last) return;
     if (!__atomic_exchange_n(&reuse_off, true, __ATOMIC_RELAXED))
-        cf_log("a stream-ordered pool grew although the block freed just before on the same "
-               "stream could serve the request: every allocation from a pool reads it from now on");
+        cf_log("a stream-ordered pool %s where the block freed just before on the same stream "
+               "should have served the request: every allocation from a pool reads the pool "
+               "from now on",
+               v > last ? "grew" : "shrank");
     cf_pool_store_reserved(pool, device, v, cf_now_ns());
 }
 
