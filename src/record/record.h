@@ -303,8 +303,9 @@ void cf_rec_pool_trim(uint64_t pool);
 /* A free returned successfully: a's block is the pool's again at once for the
  * stream of key stream (cf_stream_key; 0: a synchronous free). */
 void cf_rec_pool_freed(const struct cf_alloc *a, uint64_t stream);
-/* Before the real call of an allocation from a pool: the skipped pool read above
- * holds while one thread allocates from pools; a second must say so first. */
+/* Before the real call of an allocation from a pool: the pool read an allocation
+ * can skip (src/record/sample.c) relies on a single thread allocating from pools,
+ * so a second one must say so before its first real call. */
 #define CF_POOL_THREADS_MANY ((uintptr_t)1)
 /* One value per stream: a handle, or for the default stream (0) the handle of the
  * stream it is -- CU_STREAM_PER_THREAD through a _ptsz entry point, else
