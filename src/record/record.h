@@ -314,12 +314,18 @@ static inline uint64_t cf_stream_key(uint64_t stream, bool ptsz)
 {
     return stream ? stream : ptsz ? 0x2 : 0x1;
 }
-extern uintptr_t cf_pool_thread;
+/* Read by every allocation the rule covers, so on one line of its own. */
+struct cf_pool_skip {
+    uintptr_t thread; /* the one thread allocating from pools; 0: none yet */
+    uint64_t changes; /* bumped where pool memory may go back to the device */
+    bool off;         /* a verified skip found the pool changed */
+};
+extern struct cf_pool_skip cf_pool_skip;
 extern __thread char cf_thread_token __attribute__((tls_model("initial-exec")));
 void cf_rec_pool_thread_seen(void);
 static inline void cf_rec_pool_alloc_begin(void)
 {
-    uintptr_t t = __atomic_load_n(&cf_pool_thread, __ATOMIC_RELAXED);
+    uintptr_t t = __atomic_load_n(&cf_pool_skip.thread, __ATOMIC_RELAXED);
     if (__builtin_expect(t != CF_POOL_THREADS_MANY && t != (uintptr_t)&cf_thread_token, 0))
         cf_rec_pool_thread_seen();
 }

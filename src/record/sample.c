@@ -134,9 +134,9 @@ CF_HOT static void read_reserved(const struct cf_driver *drv, uint64_t pool, int
  * or the thread's own one) at most that many bytes (and at least
  * half, so that no size class of the driver's can tell them apart), the pool did
  * not grow -- unless, since that free, the block was given back to the device (a
- * synchronization or a trim: pool_changes), its pool or stream destroyed (the
+ * synchronization or a trim: cf_pool_skip.changes), its pool or stream destroyed (the
  * contexts' generation), or taken by another thread (the rule holds while a single
- * thread allocates from pools; the second one marks cf_pool_thread before its real
+ * thread allocates from pools; the second one marks cf_pool_skip.thread before its real
  * call). Such an allocation skips its read, except 1 in VERIFY_EVERY, which reads
  * anyway; a pool found grown there turns the skip off for the rest of the run. A
  * loop of same-size stream-ordered pairs then reads the pool once per VERIFY_EVERY
@@ -150,23 +150,21 @@ struct reuse {
     unsigned allocs; /* this thread's skip-eligible allocations: which to verify */
 };
 static __thread struct reuse reuse __attribute__((tls_model("initial-exec")));
-static uint64_t pool_changes;
-static bool reuse_off; /* a verified skip found its pool grown */
-uintptr_t cf_pool_thread;
+struct cf_pool_skip cf_pool_skip __attribute__((aligned(64)));
 __thread char cf_thread_token __attribute__((tls_model("initial-exec")));
 
 void cf_rec_pool_thread_seen(void)
 {
     uintptr_t none = 0, me = (uintptr_t)&cf_thread_token;
-    if (!__atomic_compare_exchange_n(&cf_pool_thread, &none, me, false, __ATOMIC_SEQ_CST,
+    if (!__atomic_compare_exchange_n(&cf_pool_skip.thread, &none, me, false, __ATOMIC_SEQ_CST,
                                      __ATOMIC_SEQ_CST) &&
         none != me)
-        __atomic_store_n(&cf_pool_thread, CF_POOL_THREADS_MANY, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&cf_pool_skip.thread, CF_POOL_THREADS_MANY, __ATOMIC_SEQ_CST);
 }
 
 void cf_sample_pools_may_shrink(void)
 {
-    __atomic_add_fetch(&pool_changes, 1, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&cf_pool_skip.changes, 1, __ATOMIC_SEQ_CST);
 }
 
 void cf_rec_pool_freed(const struct cf_alloc *a, uint64_t stream)
@@ -178,7 +176,7 @@ void cf_rec_pool_freed(const struct cf_alloc *a, uint64_t stream)
     reuse.pool = a->pool;
     reuse.stream = stream;
     reuse.bytes = a->requested;
-    reuse.changes = __atomic_load_n(&pool_changes, __ATOMIC_SEQ_CST);
+    reuse.changes = __atomic_load_n(&cf_pool_skip.changes, __ATOMIC_SEQ_CST);
     reuse.gen = cf_ctx_generation();
 }
 
@@ -193,9 +191,9 @@ static bool block_reused(const struct cf_alloc_brief *a)
     /* Loads after the real call: a release, a destruction or another thread's
      * allocation that could have taken the block was counted before it. */
     return reuse.gen != 0 && reuse.gen == cf_ctx_generation() &&
-           reuse.changes == __atomic_load_n(&pool_changes, __ATOMIC_SEQ_CST) &&
-           __atomic_load_n(&cf_pool_thread, __ATOMIC_SEQ_CST) == (uintptr_t)&cf_thread_token &&
-           !__atomic_load_n(&reuse_off, __ATOMIC_RELAXED);
+           reuse.changes == __atomic_load_n(&cf_pool_skip.changes, __ATOMIC_SEQ_CST) &&
+           __atomic_load_n(&cf_pool_skip.thread, __ATOMIC_SEQ_CST) == (uintptr_t)&cf_thread_token &&
+           !__atomic_load_n(&cf_pool_skip.off, __ATOMIC_RELAXED);
 }
 
 /* A verified skip: reserved bytes other than the last known prove the rule wrong
@@ -207,7 +205,7 @@ static void verify_reuse(const struct cf_driver *drv, uint64_t pool, int device,
                                    CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &v) != CUDA_SUCCESS)
         return;
     if (v == last) return;
-    if (!__atomic_exchange_n(&reuse_off, true, __ATOMIC_RELAXED))
+    if (!__atomic_exchange_n(&cf_pool_skip.off, true, __ATOMIC_RELAXED))
         cf_log("a stream-ordered pool %s where the block freed just before on the same stream "
                "should have served the request: every allocation from a pool reads the pool "
                "from now on",
