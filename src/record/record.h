@@ -303,10 +303,6 @@ void cf_rec_pool_trim(uint64_t pool);
 /* A free returned successfully: a's block is the pool's again at once for the
  * stream of key stream (cf_stream_key; 0: a synchronous free). */
 void cf_rec_pool_freed(const struct cf_alloc *a, uint64_t stream);
-/* Before the real call of an allocation from a pool: the pool read an allocation
- * can skip (src/record/sample.c) relies on a single thread allocating from pools,
- * so a second one must say so before its first real call. */
-#define CF_POOL_THREADS_MANY ((uintptr_t)1)
 /* One value per stream: a handle, or for the default stream (0) the handle of the
  * stream it is -- CU_STREAM_PER_THREAD through a _ptsz entry point, else
  * CU_STREAM_LEGACY -- so that 0 and that handle compare equal. */
@@ -314,7 +310,11 @@ static inline uint64_t cf_stream_key(uint64_t stream, bool ptsz)
 {
     return stream ? stream : ptsz ? 0x2 : 0x1;
 }
-/* Read by every allocation the rule covers, so on one line of its own. */
+/* The pool read an allocation can skip (src/record/sample.c) relies on a single
+ * thread allocating from pools, so a second one says so before its first real
+ * call (cf_rec_pool_alloc_begin). The rule's shared words, read by every
+ * allocation it covers, are on one line of their own. */
+#define CF_POOL_THREADS_MANY ((uintptr_t)1)
 struct cf_pool_skip {
     uintptr_t thread; /* the one thread allocating from pools; 0: none yet */
     uint64_t changes; /* bumped where pool memory may go back to the device */
