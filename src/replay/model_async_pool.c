@@ -239,6 +239,9 @@ static bool pool_alloc(struct cf_rp_model *m, const struct cf_rp_op *op)
 {
     struct pool *p = (struct pool *)m;
     uint64_t size = round_up(op->size ? op->size : 1, ALIGN);
+    /* Larger than the device: the driver refuses it, and no granule is mapped (a
+     * damaged trace's 79 TiB request would otherwise walk 2.5 M granules). */
+    if (p->capacity && size > p->capacity) return false;
     if (p->m.footprint + would_need(p, size) > p->capacity) release_idle(p, 0);
     bool fits = p->m.footprint + would_need(p, size) <= p->capacity;
     struct pblock *b = place(p, size);
