@@ -276,11 +276,18 @@ static const char *get_bytes(struct in *in, uint32_t *len)
     return s;
 }
 
+/* Devices are stored plus one (no device, -1, as 0). Wrapped in unsigned: a damaged
+ * value must not overflow a signed subtraction. */
+static int32_t get_device(struct in *in)
+{
+    return (int32_t)(uint32_t)(get(in) - 1);
+}
+
 static void decode_alloc(struct in *in, struct cf_event *e, struct cf_dec *dec)
 {
     e->api = get_u8(in);
     e->flags = get_u8(in);
-    e->device = (int32_t)get(in) - 1;
+    e->device = get_device(in);
     dec->prev_addr += (uint64_t)get_zz(in);
     e->addr = dec->prev_addr;
     e->size = get(in);
@@ -335,7 +342,7 @@ static void decode_body(struct in *in, struct cf_event *e, struct cf_dec *dec)
         e->op = get_u8(in);
         e->flags = get_u8(in);
         e->pool = get(in);
-        e->device = (int32_t)get(in) - 1;
+        e->device = get_device(in);
         for (unsigned i = 0; i < 5; i++)
             e->v[i] = get(in);
         break;
@@ -343,7 +350,7 @@ static void decode_body(struct in *in, struct cf_event *e, struct cf_dec *dec)
     case CF_EV_MEMINFO:
     case CF_EV_GRAPH_HIGH:
         e->op = get_u8(in);
-        e->device = (int32_t)get(in) - 1;
+        e->device = get_device(in);
         e->v[0] = get(in);
         e->v[1] = get(in);
         break;
