@@ -1,7 +1,8 @@
 /* How many driver queries (current device and context, capture state, a stream's
  * device, the device's pools) the simulated driver answered during steady loops of
  * allocations and frees. queries.sh runs this with and without cudafrag and
- * compares: cudafrag must add none once it has seen a stream and a device once.
+ * compares: cudafrag must add none once it has seen a stream and a device once,
+ * but the pool reads it documents (one per 16 same-size stream-ordered pairs).
  * Needs SIMCUDA_COUNT_CALLS=1 (the simulated driver counts only then).
  *
  *   queries [PAIRS]   prints "LOOP QUERY COUNT" for each loop and counted query
@@ -20,8 +21,9 @@
 #define WARMUP 64
 
 static const char *const queries[] = {
-    "cuCtxGetDevice",    "cuCtxGetCurrent",           "cuStreamIsCapturing",
-    "cuStreamGetDevice", "cuDeviceGetDefaultMemPool", "cuDeviceGetMemPool",
+    "cuCtxGetDevice",     "cuCtxGetCurrent",           "cuStreamIsCapturing",
+    "cuStreamGetDevice",  "cuDeviceGetDefaultMemPool", "cuDeviceGetMemPool",
+    "cuMemPoolGetAttribute",
 };
 #define NQUERIES (sizeof queries / sizeof queries[0])
 
