@@ -118,8 +118,6 @@ bool cf_ev_encode(struct cf_enc *enc, const struct cf_event *e);
 /* The same with every byte bounds-checked, whatever the room left (for the codec
  * test: cf_ev_encode takes this path only near the end of a buffer). */
 bool cf_ev_encode_checked(struct cf_enc *enc, const struct cf_event *e);
-/* Upper bound of one encoded event. */
-uint32_t cf_ev_max_size(const struct cf_event *e);
 
 struct cf_dec {
     const uint8_t *p, *end;

@@ -45,12 +45,6 @@ static void put_bytes(struct out *o, const char *s, uint32_t n)
     o->p += n;
 }
 
-uint32_t cf_ev_max_size(const struct cf_event *e)
-{
-    /* 10 bytes per varint, at most 24 varints besides frames and strings. */
-    return 10u * (24u + 2u * e->nframes) + e->len + e->len2 + 8u;
-}
-
 static void encode_body(struct out *o, const struct cf_event *e, struct cf_enc *enc)
 {
     switch (e->type) {
