@@ -21,8 +21,8 @@
 #define WARMUP 64
 
 static const char *const queries[] = {
-    "cuCtxGetDevice",     "cuCtxGetCurrent",           "cuStreamIsCapturing",
-    "cuStreamGetDevice",  "cuDeviceGetDefaultMemPool", "cuDeviceGetMemPool",
+    "cuCtxGetDevice",        "cuCtxGetCurrent",           "cuStreamIsCapturing",
+    "cuStreamGetDevice",     "cuDeviceGetDefaultMemPool", "cuDeviceGetMemPool",
     "cuMemPoolGetAttribute",
 };
 #define NQUERIES (sizeof queries / sizeof queries[0])
