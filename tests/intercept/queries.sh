@@ -15,12 +15,12 @@ prog=$1 lib=$2
 scratch
 rc=0
 pairs=1000
-env -u LD_PRELOAD "$prog" $pairs >"$dir/base" || rc=$?
+env -u LD_PRELOAD "$prog" "$pairs" >"$dir/base" || rc=$?
 [ "$rc" -eq 0 ] || exit "$rc" # 77: not the simulated driver
-LD_PRELOAD="$lib" "$prog" $pairs >"$dir/native"
-LD_PRELOAD="$lib" CUDAFRAG_ARENA=1 CUDAFRAG_ARENA_ASYNC=1 "$prog" $pairs >"$dir/arena"
+LD_PRELOAD="$lib" "$prog" "$pairs" >"$dir/native"
+LD_PRELOAD="$lib" CUDAFRAG_ARENA=1 CUDAFRAG_ARENA_ASYNC=1 "$prog" "$pairs" >"$dir/arena"
 check() { # MODE RELATION: compare each line of the run MODE with the run without
-    paste "$dir/base" "$dir/$1" | awk -v mode="$1" -v rel="$2" -v pairs=$pairs '
+    paste "$dir/base" "$dir/$1" | awk -v mode="$1" -v rel="$2" -v pairs="$pairs" '
         $1 != $4 || $2 != $5 { print "mismatched lines: " $0; bad = 1; next }
         $2 == "cuMemPoolGetAttribute" {
             if ($6 > $3 + int(pairs / 16) + 3) {
