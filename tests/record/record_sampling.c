@@ -316,9 +316,9 @@ static void check_reuse_skip(void)
     CHECK(read_after(&p, s2, NULL, pool, s2, 3 * MiB, other));          /* more bytes */
     CHECK(read_after(&p, s2, NULL, pool, s2, 1 * MiB, other));          /* less than half */
     CHECK(read_after(&p, s2, NULL, other, s2, 1 * MiB, other));         /* another pool */
-    CHECK(read_after(&p, s2, NULL, other, stream, 1 * MiB, other));
-    CHECK(read_after(&p, stream, NULL, pool, stream, 1 * MiB, other));
-    CHECK(!read_after(&p, stream, NULL, pool, stream, 1 * MiB, other));
+    CHECK(read_after(&p, s2, NULL, other, stream, 1 * MiB, other));     /* another stream */
+    CHECK(read_after(&p, stream, NULL, pool, stream, 1 * MiB, other));  /* another pool */
+    CHECK(!read_after(&p, stream, NULL, pool, stream, 1 * MiB, other)); /* the same again */
     CHECK(read_after(&p, stream, synchronize, pool, stream, 1 * MiB, other));
     CHECK(read_after(&p, stream, trim, pool, stream, 1 * MiB, other));
     CHECK(read_after(&p, stream, synchronous_free, pool, stream, 1 * MiB, other));
@@ -457,8 +457,8 @@ static void check_without_capture_query(void)
     drv->cuStreamIsCapturing = saved;
 }
 
-/* No argument: every check but the two below, whose outcome turns the skipped
- * read off for the rest of the process: each has a process of its own. */
+/* No argument: every check but two, named by the argument, whose outcome turns the
+ * skipped read off for the rest of the process: each has a process of its own. */
 int main(int argc, char **argv)
 {
     ctx = cf_test_primary_context(0);
