@@ -38,22 +38,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_spin.h"
+
 #define KiB    ((size_t)1 << 10)
 #define MiB    ((size_t)1 << 20)
 #define GiB    ((size_t)1 << 30)
 #define MAX_ID 256
-
-#ifdef __CUDACC__
-/* Spins for ns nanoseconds of the GPU's global timer. */
-__global__ void spin(unsigned long long ns)
-{
-    unsigned long long t0, t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-    do {
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    } while (t - t0 < ns);
-}
-#endif
 
 struct probe {
     int device;

@@ -29,21 +29,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "gpu_spin.h"
+
 #define KiB      ((size_t)1 << 10)
 #define MiB      ((size_t)1 << 20)
 #define MAX_LIVE 256
 #define STREAMS  4
-
-#ifdef __CUDACC__
-__global__ void spin(unsigned long long ns)
-{
-    unsigned long long t0, t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-    do {
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    } while (t - t0 < ns);
-}
-#endif
 
 #define CHECK(call)                                                                                \
     do {                                                                                           \
