@@ -35,10 +35,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#if defined(__x86_64__)
-#include <cpuid.h>
-#endif
-
 #include "record/internal.h"
 #include "record/trace.h"
 #include "base/log.h"
@@ -57,8 +53,7 @@
 struct block {
     uint32_t len; /* bytes of records in data */
     uint32_t nevents;
-    bool defs;      /* holds a SITE, MODULE, PYFRAME or END event */
-    bool own_ahead; /* the processor has PREFETCHW (own_ahead) */
+    bool defs; /* holds a SITE, MODULE, PYFRAME or END event */
     struct block *next;
     uint32_t tid;
     uint8_t data[BLOCK_BYTES] __attribute__((aligned(64)));
@@ -90,8 +85,7 @@ static struct block *q_head, *q_tail, *free_blocks;
 static struct tbuf *tbufs; /* every thread's, newest first; under q_lock */
 static pthread_mutex_t file_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t tbuf_key;
-static bool asym;          /* membarrier is available: appends are lock-free */
-static bool has_prefetchw; /* set before the first block (own_ahead) */
+static bool asym; /* membarrier is available: appends are lock-free */
 static __thread struct tbuf *my_tbuf __attribute__((tls_model("initial-exec")));
 static uint64_t events_total, bytes_raw, bytes_written, chunks_lost;
 
@@ -139,7 +133,6 @@ static struct block *block_new(uint32_t tid)
     b->len = 0;
     b->nevents = 0;
     b->defs = false;
-    b->own_ahead = has_prefetchw;
     return b;
 }
 
@@ -244,25 +237,8 @@ static uint32_t record_size(const struct cf_event *e)
     return n > BLOCK_BYTES ? UINT32_MAX : (uint32_t)((n + 7u) & ~7ull);
 }
 
-/* The lines the next events will write, taken for writing ahead of time: a
- * recycled block was last read by the writer thread on another core, and a store
- * to a line held there completes only when the line comes over, which the next
- * locked instruction (ours or the driver's) waits for. Two lines, three and four
- * ahead: an event of 88 bytes moves on by more than one. A hint: it never faults
- * past the block's end. */
-static inline void own_ahead(const uint8_t *next)
-{
-#if defined(__x86_64__)
-    __asm__("prefetchw %0" : : "m"(next[3 * 64]));
-    __asm__("prefetchw %0" : : "m"(next[4 * 64]));
-#else
-    __builtin_prefetch(next + 3 * 64, 1, 3);
-    __builtin_prefetch(next + 4 * 64, 1, 3);
-#endif
-}
-
 /* An ALLOC, FREE or CALL event into b, if it fits: the common case, inline. */
-static inline __attribute__((always_inline)) bool put_hot(struct block *b, const struct cf_event *e)
+static inline bool put_hot(struct block *b, const struct cf_event *e)
 {
     bool oom = oom_values(e);
     uint32_t n = (uint32_t)HOT_BYTES + (oom ? 16u : 0u);
@@ -278,7 +254,6 @@ static inline __attribute__((always_inline)) bool put_hot(struct block *b, const
     if (oom) memcpy(p + HOT_BYTES, e->v, 16);
     b->len += n;
     b->nevents++;
-    if (b->own_ahead) own_ahead(p + n);
     return true;
 }
 
@@ -313,7 +288,7 @@ static uint32_t get_record(const uint8_t *p, struct cf_event *e)
 }
 
 /* e into b, if it fits. */
-static inline __attribute__((always_inline)) bool put_in(struct block *b, const struct cf_event *e)
+static inline bool put_in(struct block *b, const struct cf_event *e)
 {
     if (hot(e)) return put_hot(b, e);
     uint32_t n = record_size(e);
@@ -511,18 +486,6 @@ static bool fence_all(void)
     return ok;
 }
 
-/* Where PREFETCHW is not announced, its opcode may fault: x86 processors without
- * it exist, and the library runs wherever the application does. */
-static void prefetchw_setup(void)
-{
-#if defined(__x86_64__)
-    unsigned a, b, c, d;
-    has_prefetchw = __get_cpuid(0x80000001u, &a, &b, &c, &d) && (c & bit_PRFCHW);
-#else
-    has_prefetchw = true;
-#endif
-}
-
 static void asym_setup(void)
 {
     int saved = errno;
@@ -613,7 +576,6 @@ void cf_trace_init(uint64_t flush_ms)
     pthread_condattr_destroy(&ca);
     pthread_key_create(&tbuf_key, thread_gone);
     asym_setup();
-    prefetchw_setup();
     __atomic_store_n(&state, T_BUFFERING, __ATOMIC_RELAXED);
 }
 
