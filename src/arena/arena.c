@@ -328,9 +328,6 @@ bool cf_arena_enabled(void)
 
 bool cf_arena_async_enabled(void)
 {
-    /* An arena known to be off answers first: its state shares a line the hook
-     * path reads anyway, the options' table does not. */
-    if (__atomic_load_n(&arena_state, __ATOMIC_ACQUIRE) == CF_DEV_FAILED) return false;
     return cf_opt_bool(CF_OPT_ARENA_ASYNC) && cf_arena_enabled();
 }
 

@@ -90,9 +90,7 @@ void cf_note_call(enum cf_api api, int result)
 
 /* Per device: the pool async allocations draw from (changed only through
  * cu/cudaDeviceSetMemPool, which we see) and the default pool (never changes). */
-static struct {
-    uint64_t current, device_default; /* side by side: a stream-ordered allocation reads both */
-} pools_of[CF_MAX_DEVICES];
+static uint64_t current_pool[CF_MAX_DEVICES], default_pool[CF_MAX_DEVICES];
 
 static bool device_ok(int device)
 {
@@ -104,7 +102,7 @@ static bool device_ok(int device)
  * from any thread can invalidate the capture (0: not known yet). */
 CF_HOT static uint64_t device_default_pool(int device)
 {
-    uint64_t p = __atomic_load_n(&pools_of[device].device_default, __ATOMIC_RELAXED);
+    uint64_t p = __atomic_load_n(&default_pool[device], __ATOMIC_RELAXED);
     if (p || cf_capture_in_progress()) return p;
     const struct cf_driver *d = cf_driver();
     CUmemoryPool pool = NULL;
@@ -112,7 +110,7 @@ CF_HOT static uint64_t device_default_pool(int device)
         d->cuDeviceGetDefaultMemPool(&pool, device) != CUDA_SUCCESS || pool == NULL)
         return 0;
     p = (uint64_t)(uintptr_t)pool;
-    __atomic_store_n(&pools_of[device].device_default, p, __ATOMIC_RELAXED);
+    __atomic_store_n(&default_pool[device], p, __ATOMIC_RELAXED);
     cf_rec_pool_seen(p, device, true, false);
     return p;
 }
@@ -121,7 +119,7 @@ CF_HOT static uint64_t device_default_pool(int device)
  * like the default pool, not while a capture is in progress. */
 static uint64_t device_current_pool(int device)
 {
-    uint64_t p = __atomic_load_n(&pools_of[device].current, __ATOMIC_RELAXED);
+    uint64_t p = __atomic_load_n(&current_pool[device], __ATOMIC_RELAXED);
     if (p || cf_capture_in_progress()) return p;
     const struct cf_driver *d = cf_driver();
     CUmemoryPool pool = NULL;
@@ -129,7 +127,7 @@ static uint64_t device_current_pool(int device)
         pool == NULL)
         return 0;
     p = (uint64_t)(uintptr_t)pool;
-    __atomic_store_n(&pools_of[device].current, p, __ATOMIC_RELAXED);
+    __atomic_store_n(&current_pool[device], p, __ATOMIC_RELAXED);
     return p;
 }
 
@@ -198,7 +196,7 @@ void cf_note_pool_created(uint64_t pool, int device)
 void cf_note_device_pool_set(int device, uint64_t pool)
 {
     if (!device_ok(device) || pool == 0) return;
-    __atomic_store_n(&pools_of[device].current, pool, __ATOMIC_RELAXED);
+    __atomic_store_n(&current_pool[device], pool, __ATOMIC_RELAXED);
     cf_rec_pool_seen(pool, device, pool == device_default_pool(device), false);
 }
 
@@ -206,10 +204,10 @@ void cf_note_device_pool_got(int device, uint64_t pool, bool is_default)
 {
     if (!device_ok(device) || pool == 0) return;
     if (is_default) {
-        if (__atomic_exchange_n(&pools_of[device].device_default, pool, __ATOMIC_RELAXED) != pool)
+        if (__atomic_exchange_n(&default_pool[device], pool, __ATOMIC_RELAXED) != pool)
             cf_rec_pool_seen(pool, device, true, false);
         return;
     }
-    __atomic_store_n(&pools_of[device].current, pool, __ATOMIC_RELAXED);
+    __atomic_store_n(&current_pool[device], pool, __ATOMIC_RELAXED);
     cf_rec_pool_seen(pool, device, pool == device_default_pool(device), false);
 }
