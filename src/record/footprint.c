@@ -84,6 +84,7 @@ CF_HOT static void raw_range(struct cf_slot *f, struct cf_device_stats *d, uint6
     if (last != first) edge_ref(f, d, last, sign);
     if (last > first + 1) f->interior_pages += (uint64_t)sign * (last - first - 1);
     d->raw_bytes = (f->interior_pages + f->edge_pages) << PAGE_SHIFT;
+    if (d->raw_bytes > d->peak_raw_bytes) d->peak_raw_bytes = d->raw_bytes;
 }
 
 static uint64_t footprint_of(const struct cf_device_stats *d)

@@ -195,7 +195,8 @@ struct cf_device_stats {
     uint64_t requested_live, granted_live; /* for internal (rounding) waste */
     uint64_t peak_requested, peak_granted;
     uint64_t raw_live, pool_live, arena_live; /* live bytes behind raw pages, pools, arena */
-    uint64_t raw_bytes; /* 2 MiB pages touched by live cudaMalloc/cuMemAlloc ranges */
+    uint64_t raw_bytes;      /* 2 MiB pages touched by live cudaMalloc/cuMemAlloc ranges */
+    uint64_t peak_raw_bytes; /* their peak: what the arena model is held against */
     /* Allocations entered into and frees taken out of this device's live set:
      * the per-device share of total_allocs and total_frees. */
     uint64_t allocs, frees;

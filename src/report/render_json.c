@@ -563,6 +563,12 @@ void cf_render_json(const struct cf_snap *s, struct cf_buf *out)
     open_obj(&j, "arena_vs_native");
     arena_obj(&j, "arena", &s->arena);
     arena_obj(&j, "shadow", &s->shadow);
+    /* What the shadow model is held against, and what it leaves out. */
+    k_u64(&j, "native_modelled_peak_bytes", cf_snap_shadow_native(s));
+    k_u64(&j, "native_unmodelled_at_peak_bytes",
+          s->total_peak_footprint > s->total_raw_at_peak
+              ? s->total_peak_footprint - s->total_raw_at_peak
+              : 0);
     close_obj(&j);
     findings(&j, s);
     cf_buf_puts(out, "}\n");

@@ -413,14 +413,18 @@ static void arena(const struct cf_snap *s, struct cf_buf *o)
     } else if (sh->peak_mapped == 0) {
         cf_buf_puts(o, "  shadow arena model: no device allocation to replay\n");
     } else {
-        uint64_t native = s->total_peak_footprint > s->total_peak_granted ? s->total_peak_footprint
-                                                                          : s->total_peak_granted;
-        if (native == 0) native = s->total_peak_live;
         cf_buf_printf(o,
                       "  with --arena: ~%s instead of %s (shadow model: peak mapped %s, peak live "
                       "%s, external fragmentation at peak %.1f%%)\n",
-                      B(sh->peak_mapped), B(native), B(sh->peak_mapped), B(sh->peak_live),
-                      pct(sh->ext_frag_at_peak));
+                      B(sh->peak_mapped), B(cf_snap_shadow_native(s)), B(sh->peak_mapped),
+                      B(sh->peak_live), pct(sh->ext_frag_at_peak));
+        if (s->total_peak_footprint > s->total_raw_at_peak)
+            cf_buf_printf(o,
+                          "  the model replays cudaMalloc and cuMemAlloc allocations only: the "
+                          "rest of the footprint (%s of %s at its peak: stream-ordered pools, "
+                          "VMM, graph memory, arrays) is outside this comparison\n",
+                          B(s->total_peak_footprint - s->total_raw_at_peak),
+                          B(s->total_peak_footprint));
     }
 }
 

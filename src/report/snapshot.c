@@ -92,6 +92,8 @@ static void derive_devices(struct cf_snap *s)
         v->frag_at_peak_footprint = frag_of(ds->live_at_peak_footprint, ds->peak_footprint);
         v->frag_at_peak_live = frag_of(ds->peak_live_bytes, ds->footprint_at_peak_live);
         s->total_peak_granted += ds->peak_granted;
+        s->total_peak_raw += ds->peak_raw_bytes;
+        s->total_raw_at_peak += ds->at_peak.raw;
         v->internal_waste = NAN;
         if (ds->peak_requested && ds->peak_granted >= ds->peak_requested)
             v->internal_waste =
@@ -200,6 +202,14 @@ int cf_snap_take(struct cf_snap *s, bool interim, const char *reason, unsigned t
     sort_ctx = NULL;
     resolve_symbols(s);
     return cf_findings_compute(s);
+}
+
+uint64_t cf_snap_shadow_native(const struct cf_snap *s)
+{
+    if (s->total_peak_raw) return s->total_peak_raw;
+    uint64_t native = s->total_peak_footprint > s->total_peak_granted ? s->total_peak_footprint
+                                                                      : s->total_peak_granted;
+    return native ? native : s->total_peak_live;
 }
 
 void cf_snap_free(struct cf_snap *s)

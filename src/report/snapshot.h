@@ -66,7 +66,10 @@ struct cf_snap {
     struct cf_dev_view devs[CF_MAX_DEVICES];
     unsigned ndevs;
     uint64_t total_peak_live, total_peak_footprint, total_alloc_bytes;
-    uint64_t total_peak_granted;  /* a lower bound of the native footprint */
+    uint64_t total_peak_granted; /* a lower bound of the native footprint */
+    /* The part of the footprint the arena model replays (cudaMalloc/cuMemAlloc
+     * pages): its own peak, and its share of the footprint at the footprint's peak. */
+    uint64_t total_peak_raw, total_raw_at_peak;
     bool driver_unusable;         /* a child forked after its parent used CUDA */
     struct cf_trace_totals trace; /* the final report closed the trace: its figures */
     double headline_frag, internal_waste;
@@ -94,6 +97,9 @@ extern struct cf_snap_who {
  * computes the findings. Returns 0, or -1 when memory ran out. */
 int cf_snap_take(struct cf_snap *s, bool interim, const char *reason, unsigned top);
 void cf_snap_free(struct cf_snap *s);
+/* What the native run held for the allocations the shadow arena model replays:
+ * the peak of their pages (or, without any, the peak footprint or granted bytes). */
+uint64_t cf_snap_shadow_native(const struct cf_snap *s);
 
 /* ---- partial.c ---- */
 /* The final footprint sample, unless the driver or the locks it needs may be held
