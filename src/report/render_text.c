@@ -422,7 +422,8 @@ static void arena(const struct cf_snap *s, struct cf_buf *o)
             cf_buf_printf(o,
                           "  the model replays cudaMalloc and cuMemAlloc allocations only: the "
                           "rest of the footprint (%s of %s at its peak: stream-ordered pools, "
-                          "VMM, graph memory, arrays) is outside this comparison\n",
+                          "VMM, graph memory, arrays) is outside this comparison; `cudafrag "
+                          "replay` models all of it from a trace (--trace)\n",
                           B(s->total_peak_footprint - s->total_raw_at_peak),
                           B(s->total_peak_footprint));
     }
