@@ -565,10 +565,7 @@ void cf_render_json(const struct cf_snap *s, struct cf_buf *out)
     arena_obj(&j, "shadow", &s->shadow);
     /* What the shadow model is held against, and what it leaves out. */
     k_u64(&j, "native_modelled_peak_bytes", cf_snap_shadow_native(s));
-    k_u64(&j, "native_unmodelled_at_peak_bytes",
-          s->total_peak_footprint > s->total_raw_at_peak
-              ? s->total_peak_footprint - s->total_raw_at_peak
-              : 0);
+    k_u64(&j, "native_unmodelled_at_peak_bytes", cf_snap_shadow_left_out(s));
     close_obj(&j);
     findings(&j, s);
     cf_buf_puts(out, "}\n");

@@ -418,14 +418,13 @@ static void arena(const struct cf_snap *s, struct cf_buf *o)
                       "%s, external fragmentation at peak %.1f%%)\n",
                       B(sh->peak_mapped), B(cf_snap_shadow_native(s)), B(sh->peak_mapped),
                       B(sh->peak_live), pct(sh->ext_frag_at_peak));
-        if (s->total_peak_footprint > s->total_raw_at_peak)
+        if (cf_snap_shadow_left_out(s))
             cf_buf_printf(o,
                           "  the model replays cudaMalloc and cuMemAlloc allocations only: the "
                           "rest of the footprint (%s of %s at its peak: stream-ordered pools, "
                           "VMM, graph memory, arrays) is outside this comparison; `cudafrag "
                           "replay` models all of it from a trace (--trace)\n",
-                          B(s->total_peak_footprint - s->total_raw_at_peak),
-                          B(s->total_peak_footprint));
+                          B(cf_snap_shadow_left_out(s)), B(s->total_peak_footprint));
     }
 }
 

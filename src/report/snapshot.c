@@ -212,6 +212,13 @@ uint64_t cf_snap_shadow_native(const struct cf_snap *s)
     return native ? native : s->total_peak_live;
 }
 
+uint64_t cf_snap_shadow_left_out(const struct cf_snap *s)
+{
+    return s->total_peak_footprint > s->total_raw_at_peak
+               ? s->total_peak_footprint - s->total_raw_at_peak
+               : 0;
+}
+
 void cf_snap_free(struct cf_snap *s)
 {
     struct cf_rec_read r = {.sites = s->sites, .pools = s->pools, .live = s->leaks};

@@ -100,6 +100,9 @@ void cf_snap_free(struct cf_snap *s);
 /* What the native run held for the allocations the shadow arena model replays:
  * the peak of their pages (or, without any, the peak footprint or granted bytes). */
 uint64_t cf_snap_shadow_native(const struct cf_snap *s);
+/* The footprint at its peak that the shadow model does not replay (pools, VMM,
+ * graph memory, arrays). */
+uint64_t cf_snap_shadow_left_out(const struct cf_snap *s);
 
 /* ---- partial.c ---- */
 /* The final footprint sample, unless the driver or the locks it needs may be held
