@@ -256,14 +256,16 @@ static void pools(const struct cf_snap *s, struct cf_buf *o)
     cf_buf_puts(o, "\n-- memory pools --\n");
     for (unsigned i = 0; i < s->npools; i++) {
         const struct cf_pool *p = &s->pools[i];
+        /* UINT64_MAX (PyTorch's setting) means "never give memory back", not 16 EiB. */
+        const char *threshold = p->release_threshold == UINT64_MAX ? "none (keeps all it reserves)"
+                                                                   : B(p->release_threshold);
         cf_buf_printf(o,
                       "  pool 0x%llx device %d %s%s: reserved %s (high %s), used %s (high %s), "
                       "release threshold %s, shrinks %llu, regrows %llu, trims %llu\n",
                       (unsigned long long)p->handle, p->device, p->is_default ? "default" : "app",
                       p->destroyed ? " (destroyed)" : "", B(p->reserved_cur), B(p->reserved_high),
-                      B(p->used_cur), B(p->used_high), B(p->release_threshold),
-                      (unsigned long long)p->shrinks, (unsigned long long)p->regrows,
-                      (unsigned long long)p->trims);
+                      B(p->used_cur), B(p->used_high), threshold, (unsigned long long)p->shrinks,
+                      (unsigned long long)p->regrows, (unsigned long long)p->trims);
     }
 }
 

@@ -141,6 +141,14 @@ static void footprint_parts_add_up(const char *dir)
     free(t);
 }
 
+static void set_threshold(uint64_t pool, uint64_t threshold)
+{
+    cf_rec_lock_all();
+    for (struct cf_pool *p = cf_rec.pools; p; p = p->hh.next)
+        if (p->handle == pool) p->release_threshold = threshold;
+    cf_rec_unlock_all();
+}
+
 int main(void)
 {
     const char *dir = temp_dir();
@@ -191,7 +199,15 @@ int main(void)
     t = render(dir, "pools", 0);
     CHECK_STR(t, "-- memory pools --");
     CHECK_STR(t, "pool 0xabc000 device 0 default: reserved 0 B (high 64.0 MiB)");
-    CHECK_STR(t, "shrinks 5, regrows 5");
+    CHECK_STR(t, "release threshold 0 B, shrinks 5, regrows 5");
+    /* A threshold of UINT64_MAX (PyTorch's) says the pool keeps everything, not
+     * "16384 PiB". */
+    set_threshold(POOL, UINT64_MAX);
+    char *keep = render(dir, "keep-all", 0);
+    CHECK_STR(keep, "release threshold none (keeps all it reserves), shrinks 5");
+    CHECK(strstr(keep, "PiB") == NULL);
+    free(keep);
+    set_threshold(POOL, 0);
     CHECK_STR(t, "pool reserved / used (high water) = 64.0 MiB / 4.00 MiB = 16.00");
     CHECK_STR(t, "device 0: peak live 4.00 MiB");
     CHECK_STR(t, "peak footprint 64.0 MiB at +");
