@@ -415,18 +415,19 @@ static void arena(const struct cf_snap *s, struct cf_buf *o)
     } else if (sh->peak_mapped == 0) {
         cf_buf_puts(o, "  shadow arena model: no device allocation to replay\n");
     } else {
+        uint64_t left_out = cf_snap_shadow_left_out(s);
         cf_buf_printf(o,
                       "  with --arena: ~%s instead of %s (shadow model: peak mapped %s, peak live "
                       "%s, external fragmentation at peak %.1f%%)\n",
                       B(sh->peak_mapped), B(cf_snap_shadow_native(s)), B(sh->peak_mapped),
                       B(sh->peak_live), pct(sh->ext_frag_at_peak));
-        if (cf_snap_shadow_left_out(s))
+        if (left_out)
             cf_buf_printf(o,
                           "  the model replays cudaMalloc and cuMemAlloc allocations only: the "
                           "rest of the footprint (%s of %s at its peak: stream-ordered pools, "
                           "VMM, graph memory, arrays) is outside this comparison; `cudafrag "
                           "replay` models all of it from a trace (--trace)\n",
-                          B(cf_snap_shadow_left_out(s)), B(s->total_peak_footprint));
+                          B(left_out), B(s->total_peak_footprint));
     }
 }
 
