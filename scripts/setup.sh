@@ -25,11 +25,33 @@ cf_install_missing() {
     DEBIAN_FRONTEND=noninteractive $as_root apt-get install -y -qq --no-install-recommends $missing
 }
 
+# cf_configure DIR [meson args]: meson setup once.
+cf_configure() {
+    dir=$1
+    shift
+    [ -f "$dir/build.ninja" ] && return 0
+    meson setup "$dir" "$@" >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log"; return 1; }
+}
+
+# cf_ninja DIR [TARGET...]: build, printing a progress line every tenth of the
+# way (a fresh build takes minutes on two cores); the full log is DIR.build.log.
+cf_ninja() {
+    dir=$1
+    shift
+    rc_file=$dir.build.rc
+    { ninja -C "$dir" "$@" 2>&1; echo $? >"$rc_file"; } | tee "$dir.build.log" |
+        awk -v d="$dir" 'match($0, /^\[[0-9]+\/[0-9]+\]/) {
+            split(substr($0, 2, RLENGTH - 2), f, "/")
+            step = int(10 * f[1] / f[2])
+            if (step > shown) { shown = step; printf "== %s: %d of %d built\n", d, f[1], f[2]; fflush() }
+        }'
+    rc=$(cat "$rc_file")
+    rm -f "$rc_file"
+    [ "$rc" -eq 0 ] || { tail -40 "$dir.build.log"; return 1; }
+}
+
 cf_build() {
     dir=$1
     shift
-    if [ ! -f "$dir/build.ninja" ]; then
-        meson setup "$dir" "$@" >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log"; return 1; }
-    fi
-    ninja -C "$dir" >"$dir.build.log" 2>&1 || { tail -40 "$dir.build.log"; return 1; }
+    cf_configure "$dir" "$@" && cf_ninja "$dir"
 }
