@@ -12,18 +12,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli/cmdline.h"
 #include "cli/names.h"
 #include "cli/view.h"
 #include "cli/views.h"
 #include "config/config.h"
 #include "report/format.h"
 #include "report/outpath.h"
-
-static const char usage[] =
-    "usage: cudafrag check REPORT|TRACE [--max-peak-live SIZE] [--max-footprint SIZE]\n"
-    "                      [--max-fragmentation F] [--max-leak SIZE] [--fail-on high|medium|low]\n"
-    "       SIZE: bytes, or with K, M, G, T (powers of 1024); F: a fraction (0.25) or a\n"
-    "       percentage (25%)\n";
 
 static const char *const severities[] = {"", "low", "medium", "high"};
 
@@ -47,14 +42,14 @@ static int parse_frac(const char *s, double *out)
     return 0;
 }
 
-static int limit_value(struct cf_limits *l, const char *opt, const char *v)
+static int limit_value(struct cf_limits *l, int opt, const char *v)
 {
-    uint64_t *size = strcmp(opt, "--max-peak-live") == 0   ? &l->max_peak_live
-                     : strcmp(opt, "--max-footprint") == 0 ? &l->max_footprint
-                     : strcmp(opt, "--max-leak") == 0      ? &l->max_leak
-                                                           : NULL;
+    uint64_t *size = opt == CF_LIM_PEAK_LIVE   ? &l->max_peak_live
+                     : opt == CF_LIM_FOOTPRINT ? &l->max_footprint
+                     : opt == CF_LIM_LEAK      ? &l->max_leak
+                                               : NULL;
     if (size) return cf_parse_size(v, 0, UINT64_MAX, size);
-    if (strcmp(opt, "--max-fragmentation") == 0) return parse_frac(v, &l->max_frag);
+    if (opt == CF_LIM_FRAG) return parse_frac(v, &l->max_frag);
     for (int i = 1; i <= 3; i++)
         if (strcmp(v, severities[i]) == 0) {
             l->fail_on = i;
@@ -63,32 +58,16 @@ static int limit_value(struct cf_limits *l, const char *opt, const char *v)
     return -1;
 }
 
-int cf_limits_option(struct cf_limits *l, char **argv, int *i, int argc)
+int cf_limits_option(struct cf_limits *l, int opt, const char *v, const char *sub)
 {
-    static const char *const opts[] = {"--max-peak-live", "--max-footprint", "--max-fragmentation",
-                                       "--max-leak", "--fail-on"};
-    const char *arg = argv[*i], *v = NULL;
-    for (unsigned k = 0; k < sizeof opts / sizeof opts[0] && !v; k++) {
-        size_t n = strlen(opts[k]);
-        if (strncmp(arg, opts[k], n) != 0 || (arg[n] != '\0' && arg[n] != '=')) continue;
-        if (arg[n] == '=')
-            v = arg + n + 1;
-        else if (*i + 1 < argc)
-            v = argv[++*i];
-        else {
-            fprintf(stderr, "cudafrag: %s needs a value\n%s", arg, usage);
-            return -1;
-        }
-        char opt[32];
-        snprintf(opt, sizeof opt, "%.*s", (int)n, arg);
-        if (limit_value(l, opt, v) != 0) {
-            fprintf(stderr, "cudafrag: %s \"%s\": not a valid value\n%s", opt, v, usage);
-            return -1;
-        }
-        l->any = true;
-        return 1;
-    }
-    return 0;
+    static const char *const names[] = {"--max-peak-live", "--max-footprint", "--max-fragmentation",
+                                        "--max-leak", "--fail-on"};
+    if (opt < CF_LIM_PEAK_LIVE || opt > CF_LIM_FAIL_ON) return 0;
+    if (limit_value(l, opt, v) != 0)
+        return cf_usage_error(sub, "%s \"%s\": not a valid value", names[opt - CF_LIM_PEAK_LIVE],
+                              v);
+    l->any = true;
+    return 1;
 }
 
 /* ---- the checks ---- */
@@ -151,22 +130,20 @@ int cf_check_file(const char *path, const struct cf_limits *l)
 
 int cf_cmd_check(int argc, char **argv)
 {
+    static const struct option longopts[] = {
+        CF_LIMIT_LONGOPTS, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     struct cf_limits l;
-    const char *path = NULL;
     cf_limits_init(&l);
-    for (int i = 0; i < argc; i++) {
-        int rc = cf_limits_option(&l, argv, &i, argc);
-        if (rc < 0) return CF_EXIT_USAGE;
-        if (rc > 0) continue;
-        if (argv[i][0] == '-' || path) {
-            fprintf(stderr, "cudafrag: check: unexpected \"%s\"\n%s", argv[i], usage);
-            return CF_EXIT_USAGE;
+    bool started = false;
+    for (int opt; (opt = cf_getopt(argc, argv, ":h", longopts, &started)) != -1;) {
+        if (opt == 'h') {
+            cf_help_print(stdout, "check");
+            return 0;
         }
-        path = argv[i];
+        if (cf_limits_option(&l, opt, optarg, "check") != 1) return CF_EXIT_USAGE;
     }
-    if (path == NULL || !l.any) {
-        fprintf(stderr, "cudafrag: check needs a report and at least one limit\n%s", usage);
-        return CF_EXIT_USAGE;
-    }
-    return cf_check_file(path, &l);
+    if (argc - optind > 1) return cf_usage_error("check", "unexpected \"%s\"", argv[optind + 1]);
+    if (optind == argc || !l.any)
+        return cf_usage_error("check", "needs a report and at least one limit");
+    return cf_check_file(argv[optind], &l);
 }

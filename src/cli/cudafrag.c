@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli/blocks.h"
+#include "cli/cmdline.h"
 #include "cli/options_doc.h"
 #include "cli/replay.h"
 #include "cli/snapshot_import.h"
@@ -23,81 +24,9 @@
 
 #include "cudafrag_build.h"
 
-#define EXIT_USAGE     2
+#define EXIT_USAGE     CF_EXIT_USAGE
 #define EXIT_NOT_FOUND 127 /* as a shell reports a command it cannot find */
 #define EXIT_NOT_EXEC  126 /* ... and one it found but cannot execute */
-
-static const char usage[] =
-    "usage: cudafrag run [--sim] [--arena] [--blocks] [--trace] [--stack-depth N]\n"
-    "                    [--output PATTERN] [--check LIMITS...] [--] PROG [ARGS...]\n"
-    "       cudafrag report [--json | --html OUT.html [--device-memory SIZE]\n"
-    "                       [--model NAME[:KNOB=VALUE,...]]... [--sweep ...]...] TRACE\n"
-    "       cudafrag replay [--device-memory SIZE] [--model NAME[:KNOB=VALUE,...]]...\n"
-    "                       [--sweep [MODEL:]KNOB=V1,V2,...]... [--json] [--check[=N]] TRACE\n"
-    "       cudafrag import [--output TRACE] SNAPSHOT.pickle\n"
-    "       cudafrag symbolize [--build-id HEX] MODULE OFFSET...\n"
-    "       cudafrag export TRACE --format torch-snapshot|chrome-trace|folded|rmm-csv [-o OUT]\n"
-    "                       [--weight peak|footprint-peak|leaked|allocated|calls] [--device N]\n"
-    "       cudafrag diff [--json] [--top N] A B\n"
-    "       cudafrag merge [--json] [-o OUT] REPORT...\n"
-    "       cudafrag check REPORT [LIMITS...]\n"
-    "       cudafrag --help | --help-markdown | --version\n"
-    "\n"
-    "Runs PROG with libcudafrag.so preloaded; a report of its CUDA memory allocations is\n"
-    "written when it exits. PROG's exit status is passed through unchanged.\n"
-    "\n"
-    "  --sim              use cudafrag's simulated CUDA device (no GPU needed)\n"
-    "  --arena            serve cudaMalloc/cuMemAlloc from cudafrag's pooled arena\n"
-    "                     (CUDAFRAG_ARENA=1)\n"
-    "  --blocks           the frameworks' caches off, each tensor an allocation of its\n"
-    "                     own, served by the arena: PYTORCH_NO_CUDA_MEMORY_CACHING=1,\n"
-    "                     XLA_PYTHON_CLIENT_ALLOCATOR=platform, CuPy's pools off at\n"
-    "                     import, CUDAFRAG_ARENA=1; a variable you set is kept (one line\n"
-    "                     says what was set; recorded in CUDAFRAG_BLOCKS)\n"
-    "  --trace            also write every event to <output>.cftrace (CUDAFRAG_TRACE=1)\n"
-    "  --stack-depth N    call-stack frames per allocation, 0 to 64 (CUDAFRAG_STACK_DEPTH)\n"
-    "  --output PATTERN   report path without extension (CUDAFRAG_OUTPUT; %p pid,\n"
-    "                     %e executable, %h host, %r rank, %% percent sign)\n"
-    "  --check            run PROG as a child, then hold its JSON report against LIMITS\n"
-    "                     (as cudafrag check); PROG's own non-zero status comes first\n"
-    "\n"
-    "report prints the report the traced process printed at exit, computed again from\n"
-    "TRACE alone, with call sites named from DWARF (file:line, inlined frames).\n"
-    "\n"
-    "  --json             the JSON report instead of the text one\n"
-    "  --html OUT.html    a self-contained HTML page: memory over time, flame graphs,\n"
-    "                     the what-if table of replay (its --device-memory, --model\n"
-    "                     and --sweep choose the models; default all)\n"
-    "\n"
-    "replay runs TRACE's device-memory allocations through allocator models (lower-bound,\n"
-    "driver, pytorch, async-pool, arena; default all) and prints each one's peak footprint,\n"
-    "fragmentation, driver calls and out-of-memory point (docs/replay.md).\n"
-    "\n"
-    "  --device-memory SIZE  memory of the device (default: from the trace)\n"
-    "  --model SPEC          a model and its knobs, e.g. pytorch:max_split_size_mb=128\n"
-    "  --sweep KNOB=V1,...   one row per value; the best is named\n"
-    "  --models              list the models and their knobs\n"
-    "  --check[=N]           verify each model's invariants after every (N-th) operation\n"
-    "\n"
-    "import turns a PyTorch memory snapshot (torch.cuda.memory._dump_snapshot) into a\n"
-    "trace: the tensors' allocations and frees, PyTorch's reserved memory as the footprint.\n"
-    "\n"
-    "symbolize prints the function, file:line and inlined callers of each hex OFFSET (an\n"
-    "ELF virtual address; a return address minus 1 names its call) in MODULE, one line\n"
-    "per frame, innermost first.\n"
-    "\n"
-    "  --build-id HEX     MODULE's build-id when traced: a replaced file is not read\n"
-    "\n"
-    "export writes TRACE for other tools: PyTorch's memory viewer (torch-snapshot, a\n"
-    "pickle), Perfetto (chrome-trace), flame graph tools (folded, weighed by --weight)\n"
-    "and RMM's replay benchmark (rmm-csv). diff compares two reports or traces by call\n"
-    "site (module, function, file:line); merge puts the reports of a job's ranks side by\n"
-    "side; check exits 1 when a report exceeds a limit. A REPORT is a JSON report or a\n"
-    "trace.\n"
-    "\n"
-    "LIMITS: --max-peak-live SIZE, --max-footprint SIZE (per device), --max-leak SIZE,\n"
-    "        --max-fragmentation F (0.25 or 25%), --fail-on high|medium|low (findings)\n"
-    "\n";
 
 static void die(int status, const char *fmt, const char *arg)
 {
@@ -306,69 +235,91 @@ static void blocks(void)
     }
 }
 
-/* "--name VALUE" or "--name=VALUE"; returns the value or NULL if arg is not name. */
-static const char *option_value(const char *name, char **argv, int *i, int argc)
+enum {
+    OPT_SIM = CF_OPT_LONG,
+    OPT_ARENA,
+    OPT_BLOCKS,
+    OPT_TRACE,
+    OPT_STACK_DEPTH,
+    OPT_OUTPUT,
+    OPT_CHECK,
+    OPT_BUILD_ID,
+    OPT_JSON,
+    OPT_HTML
+};
+
+static int stack_depth(const char *v)
 {
-    size_t len = strlen(name);
-    if (strncmp(argv[*i], name, len) != 0) return NULL;
-    if (argv[*i][len] == '=') return argv[*i] + len + 1;
-    if (argv[*i][len] != '\0') return NULL;
-    if (*i + 1 >= argc) die(EXIT_USAGE, "%s needs a value", name);
-    return argv[++*i];
+    const struct cf_option *o = &cf_options[CF_OPT_STACK_DEPTH];
+    int64_t depth;
+    if (cf_parse_int(v, (int64_t)o->lo, (int64_t)o->hi, &depth) != 0)
+        return cf_usage_error("run", "--stack-depth \"%s\": expected an integer from %llu to %llu",
+                              v, (unsigned long long)o->lo, (unsigned long long)o->hi);
+    char num[24];
+    snprintf(num, sizeof num, "%lld", (long long)depth);
+    setenv("CUDAFRAG_STACK_DEPTH", num, 1);
+    return 0;
+}
+
+/* One option of run: 0, or the usage status. */
+static int run_option(int opt, const char *v, bool *sim, bool *check, bool *block_level,
+                      struct cf_limits *limits)
+{
+    int lim = cf_limits_option(limits, opt, v, "run");
+    if (lim) return lim == 1 ? 0 : EXIT_USAGE;
+    switch (opt) {
+    case OPT_SIM:
+        *sim = true;
+        return 0;
+    case OPT_ARENA:
+        setenv("CUDAFRAG_ARENA", "1", 1);
+        return 0;
+    case OPT_BLOCKS:
+        *block_level = true;
+        return 0;
+    case OPT_TRACE:
+        setenv("CUDAFRAG_TRACE", "1", 1);
+        return 0;
+    case OPT_STACK_DEPTH:
+        return stack_depth(v);
+    case OPT_OUTPUT:
+        setenv("CUDAFRAG_OUTPUT", v, 1);
+        return 0;
+    case OPT_CHECK:
+        *check = true;
+        return 0;
+    default:
+        return EXIT_USAGE;
+    }
 }
 
 static int cmd_run(int argc, char **argv)
 {
-    bool sim = false, check = false, block_level = false;
+    /* '+': the options end at the program, whose own options are its. */
+    static const struct option longopts[] = {
+        {"sim", no_argument, NULL, OPT_SIM},
+        {"arena", no_argument, NULL, OPT_ARENA},
+        {"blocks", no_argument, NULL, OPT_BLOCKS},
+        {"trace", no_argument, NULL, OPT_TRACE},
+        {"stack-depth", required_argument, NULL, OPT_STACK_DEPTH},
+        {"output", required_argument, NULL, OPT_OUTPUT},
+        {"check", no_argument, NULL, OPT_CHECK},
+        CF_LIMIT_LONGOPTS,
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    bool sim = false, check = false, block_level = false, started = false;
     struct cf_limits limits;
-    int i = 0, lim;
     cf_limits_init(&limits);
-    for (; i < argc; i++) {
-        const char *v;
-        if (strcmp(argv[i], "--") == 0) {
-            i++;
-            break;
-        } else if (strcmp(argv[i], "--sim") == 0) {
-            sim = true;
-        } else if (strcmp(argv[i], "--arena") == 0) {
-            setenv("CUDAFRAG_ARENA", "1", 1);
-        } else if (strcmp(argv[i], "--blocks") == 0) {
-            block_level = true;
-        } else if (strcmp(argv[i], "--trace") == 0) {
-            setenv("CUDAFRAG_TRACE", "1", 1);
-        } else if ((v = option_value("--stack-depth", argv, &i, argc))) {
-            const struct cf_option *o = &cf_options[CF_OPT_STACK_DEPTH];
-            int64_t depth;
-            if (cf_parse_int(v, (int64_t)o->lo, (int64_t)o->hi, &depth) != 0) {
-                fprintf(stderr,
-                        "cudafrag: --stack-depth \"%s\": expected an integer from %llu to %llu\n",
-                        v, (unsigned long long)o->lo, (unsigned long long)o->hi);
-                return EXIT_USAGE;
-            }
-            char num[24];
-            snprintf(num, sizeof num, "%lld", (long long)depth);
-            setenv("CUDAFRAG_STACK_DEPTH", num, 1);
-        } else if ((v = option_value("--output", argv, &i, argc))) {
-            setenv("CUDAFRAG_OUTPUT", v, 1);
-        } else if (strcmp(argv[i], "--check") == 0) {
-            check = true;
-        } else if ((lim = cf_limits_option(&limits, argv, &i, argc)) != 0) {
-            if (lim < 0) return EXIT_USAGE;
-        } else if (argv[i][0] == '-') {
-            fprintf(stderr, "cudafrag: unknown option \"%s\"\n%s", argv[i], usage);
-            return EXIT_USAGE;
-        } else {
-            break;
+    for (int opt; (opt = cf_getopt(argc, argv, "+:h", longopts, &started)) != -1;) {
+        if (opt == 'h') {
+            cf_help_print(stdout, "run");
+            return 0;
         }
+        if (run_option(opt, optarg, &sim, &check, &block_level, &limits) != 0) return EXIT_USAGE;
     }
-    if (i >= argc) {
-        fprintf(stderr, "cudafrag: run needs a program to run\n%s", usage);
-        return EXIT_USAGE;
-    }
-    if (check != limits.any) {
-        fprintf(stderr, "cudafrag: --check goes with at least one limit\n%s", usage);
-        return EXIT_USAGE;
-    }
+    int i = optind;
+    if (i >= argc) return cf_usage_error("run", "needs a program to run");
+    if (check != limits.any) return cf_usage_error("run", "--check goes with at least one limit");
     if (block_level) blocks();
     char found[PATH_MAX], lib[PATH_MAX], dirs[2 * PATH_MAX + 2];
     find_library(found, sizeof found);
@@ -415,9 +366,8 @@ static int symbolize_offsets(const char *module, const char *build_id, char **of
     uint64_t off;
     for (int i = 0; i < n; i++) {
         if (parse_offset(offsets[i], &off)) continue;
-        fprintf(stderr, "cudafrag: offset \"%s\": expected a hexadecimal number\n%s", offsets[i],
-                usage);
-        return EXIT_USAGE;
+        return cf_usage_error("symbolize", "offset \"%s\": expected a hexadecimal number",
+                              offsets[i]);
     }
     struct cf_dw *dw = cf_dw_open();
     if (dw == NULL) die(EXIT_FAILURE, "%s", "out of memory");
@@ -435,84 +385,106 @@ static int symbolize_offsets(const char *module, const char *build_id, char **of
     return status;
 }
 
+/* A build-id as ELF notes hold it: whole bytes, at most the 64 the symbolizer keeps. */
+static bool build_id_ok(const char *hex)
+{
+    size_t n = strlen(hex);
+    return n > 0 && n % 2 == 0 && n <= 128 && strspn(hex, "0123456789abcdefABCDEF") == n;
+}
+
 static int cmd_symbolize(int argc, char **argv)
 {
+    static const struct option longopts[] = {{"build-id", required_argument, NULL, OPT_BUILD_ID},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     const char *build_id = NULL;
-    int i = 0;
-    for (; i < argc && argv[i][0] == '-'; i++) {
-        if (strcmp(argv[i], "--") == 0) {
-            i++;
-            break;
-        } else if ((build_id = option_value("--build-id", argv, &i, argc)) == NULL) {
-            fprintf(stderr, "cudafrag: unknown option \"%s\"\n%s", argv[i], usage);
+    bool started = false;
+    for (int opt; (opt = cf_getopt(argc, argv, ":h", longopts, &started)) != -1;) {
+        if (opt == 'h') {
+            cf_help_print(stdout, "symbolize");
+            return 0;
+        }
+        if (opt != OPT_BUILD_ID) return EXIT_USAGE;
+        build_id = optarg;
+        if (!build_id_ok(build_id))
+            return cf_usage_error("symbolize",
+                                  "--build-id \"%s\": expected an even number of hex digits, "
+                                  "at most 128",
+                                  build_id);
+    }
+    if (argc - optind < 2) return cf_usage_error("symbolize", "needs a module and an offset");
+    return symbolize_offsets(argv[optind], build_id, argv + optind + 1, argc - optind - 1);
+}
+
+struct report_args {
+    bool json, models;
+    const char *trace, *html;
+};
+
+/* 0, -1 after --help, or the usage status. */
+static int report_parse(int argc, char **argv, struct cf_whatif *w, struct report_args *a)
+{
+    static const struct option longopts[] = {{"json", no_argument, NULL, OPT_JSON},
+                                             {"html", required_argument, NULL, OPT_HTML},
+                                             CF_WHATIF_LONGOPTS,
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    bool started = false;
+    for (int opt; (opt = cf_getopt(argc, argv, ":h", longopts, &started)) != -1;) {
+        int taken = cf_whatif_option(w, opt, optarg, "report");
+        if (taken == EXIT_USAGE) return EXIT_USAGE;
+        a->models |= taken == 1;
+        if (opt == OPT_JSON) {
+            a->json = true;
+        } else if (opt == OPT_HTML) {
+            a->html = optarg;
+        } else if (opt == 'h') {
+            cf_help_print(stdout, "report");
+            return -1;
+        } else if (!taken) {
             return EXIT_USAGE;
         }
     }
-    if (argc - i < 2) {
-        fprintf(stderr, "cudafrag: symbolize needs a module and an offset\n%s", usage);
-        return EXIT_USAGE;
-    }
-    return symbolize_offsets(argv[i], build_id, argv + i + 1, argc - i - 1);
-}
-
-/* The what-if section's options are cudafrag replay's, read by its parser. */
-static int report_html(const char *path, const char *html, struct cf_whatif *w, bool models)
-{
-    if (html == NULL && models) {
-        fprintf(stderr,
-                "cudafrag: report: --device-memory, --model and --sweep go with --html (the "
-                "page's what-if section)\n%s",
-                usage);
-        return EXIT_USAGE;
-    }
-    if (html == NULL) return -1;
-    int rc = cf_whatif_plan(w, usage);
-    return rc ? rc : cf_html_write(path, html, w);
+    if (optind == argc) return cf_usage_error("report", "needs a trace file");
+    if (argc - optind > 1) return cf_usage_error("report", "unexpected \"%s\"", argv[optind + 1]);
+    a->trace = argv[optind];
+    /* One replay per process, and a pipe is read once: one report per run. */
+    if (a->json && a->html)
+        return cf_usage_error("report", "--json and --html go separately: one report per run");
+    if (a->html == NULL && a->models)
+        return cf_usage_error("report", "--device-memory, --model and --sweep go with --html "
+                                        "(the page's what-if section)");
+    return cf_out_not_input("report", a->html, (char *const *)&a->trace, 1);
 }
 
 static int cmd_report(int argc, char **argv)
 {
-    bool json = false, models = false;
-    const char *path = NULL, *html = NULL, *v;
+    struct report_args a = {0};
     struct cf_whatif *w = cf_whatif_new();
     if (w == NULL) die(1, "out of memory%s", "");
-    for (int i = 0; i < argc; i++) {
-        int taken = cf_whatif_option(w, argc, argv, &i, usage);
-        if (taken == EXIT_USAGE) {
-            cf_whatif_free(w);
-            return EXIT_USAGE;
-        }
-        if (taken) {
-            models = true;
-        } else if (strcmp(argv[i], "--json") == 0) {
-            json = true;
-        } else if ((v = option_value("--html", argv, &i, argc)) != NULL) {
-            html = v;
-        } else if (argv[i][0] == '-' || path) {
-            fprintf(stderr, "cudafrag: report: unexpected \"%s\"\n%s", argv[i], usage);
-            cf_whatif_free(w);
-            return EXIT_USAGE;
-        } else {
-            path = argv[i];
-        }
+    int rc = report_parse(argc, argv, w, &a);
+    if (rc == 0 && a.html) {
+        /* The what-if section's options are cudafrag replay's, read by its parser. */
+        rc = cf_whatif_plan(w, "report");
+        if (rc == 0) rc = cf_html_write(a.trace, a.html, w);
+    } else if (rc == 0) {
+        rc = cf_replay_report(a.trace, a.json, stdout);
     }
-    int rc = EXIT_USAGE;
-    if (path == NULL)
-        fprintf(stderr, "cudafrag: report needs a trace file\n%s", usage);
-    else if ((rc = report_html(path, html, w, models)) < 0)
-        rc = cf_replay_report(path, json, stdout);
     cf_whatif_free(w);
-    return rc;
+    return rc < 0 ? 0 : rc;
 }
+
+static int (*const commands[])(int, char **) = {cmd_run,       cmd_symbolize, cmd_report,
+                                                cf_cmd_export, cf_cmd_diff,   cf_cmd_merge,
+                                                cf_cmd_check,  cf_cmd_replay, cf_cmd_import};
+static const char *const command_names[] = {"run",   "symbolize", "report", "export", "diff",
+                                            "merge", "check",     "replay", "import"};
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fputs(usage, stderr);
-        return EXIT_USAGE;
-    }
+    if (argc < 2) return cf_usage_error(NULL, "no subcommand given");
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        fputs(usage, stdout);
+        cf_help_all(stdout);
         cf_print_options_text(stdout);
         return 0;
     }
@@ -524,15 +496,8 @@ int main(int argc, char **argv)
         printf("cudafrag %s\n", CUDAFRAG_VERSION);
         return 0;
     }
-    if (strcmp(argv[1], "run") == 0) return cmd_run(argc - 2, argv + 2);
-    if (strcmp(argv[1], "symbolize") == 0) return cmd_symbolize(argc - 2, argv + 2);
-    if (strcmp(argv[1], "report") == 0) return cmd_report(argc - 2, argv + 2);
-    if (strcmp(argv[1], "export") == 0) return cf_cmd_export(argc - 2, argv + 2);
-    if (strcmp(argv[1], "diff") == 0) return cf_cmd_diff(argc - 2, argv + 2);
-    if (strcmp(argv[1], "merge") == 0) return cf_cmd_merge(argc - 2, argv + 2);
-    if (strcmp(argv[1], "check") == 0) return cf_cmd_check(argc - 2, argv + 2);
-    if (strcmp(argv[1], "replay") == 0) return cf_cmd_replay(argc - 2, argv + 2, usage);
-    if (strcmp(argv[1], "import") == 0) return cf_cmd_import(argc - 2, argv + 2, usage);
-    fprintf(stderr, "cudafrag: unknown command \"%s\"\n%s", argv[1], usage);
-    return EXIT_USAGE;
+    /* Each subcommand parses its argv with argv[0] its own name (getopt_long). */
+    for (unsigned i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], command_names[i]) == 0) return commands[i](argc - 1, argv + 1);
+    return cf_usage_error(NULL, "unknown command \"%s\"", argv[1]);
 }

@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cmdline.h"
 #include "cli/view.h"
+#include "config/config.h"
 #include "cli/views.h"
 #include "report/format.h"
 #include "report/strbuf.h"
-
-static const char usage[] = "usage: cudafrag diff [--json] [--top N] A B\n";
 
 struct row {
     const char *key, *label;
@@ -286,30 +286,35 @@ static void json_out(const struct cf_view *a, const struct cf_view *b, const str
     cf_buf_free(&o);
 }
 
-static int usage_error(const char *what, const char *arg)
-{
-    fprintf(stderr, "cudafrag: diff: %s%s%s\n%s", what, arg ? " " : "", arg ? arg : "", usage);
-    return CF_EXIT_USAGE;
-}
-
-/* in[2], --json and --top N; 0 or the usage status. */
+/* in[2], --json and --top N: 0, -1 after --help, or the usage status. */
 static int parse(int argc, char **argv, const char *in[2], bool *json, unsigned *top)
 {
-    unsigned k = 0;
-    for (int i = 0; i < argc; i++) {
-        char *end;
-        if (strcmp(argv[i], "--json") == 0) {
+    enum { OPT_JSON = CF_OPT_LONG, OPT_TOP };
+    static const struct option longopts[] = {{"json", no_argument, NULL, OPT_JSON},
+                                             {"top", required_argument, NULL, OPT_TOP},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    bool started = false;
+    int64_t n;
+    for (int opt; (opt = cf_getopt(argc, argv, ":h", longopts, &started)) != -1;) {
+        if (opt == OPT_JSON) {
             *json = true;
-        } else if (strcmp(argv[i], "--top") == 0 && i + 1 < argc) {
-            *top = (unsigned)strtoul(argv[++i], &end, 10);
-            if (*end || *top == 0) return usage_error("bad --top", argv[i]);
-        } else if (argv[i][0] == '-' || k == 2) {
-            return usage_error("unexpected", argv[i]);
+        } else if (opt == OPT_TOP) {
+            if (cf_parse_int(optarg, 1, UINT32_MAX, &n) != 0)
+                return cf_usage_error("diff", "--top \"%s\": expected a whole number from 1",
+                                      optarg);
+            *top = (unsigned)n;
+        } else if (opt == 'h') {
+            cf_help_print(stdout, "diff");
+            return -1;
         } else {
-            in[k++] = argv[i];
+            return CF_EXIT_USAGE;
         }
     }
-    return k == 2 ? 0 : usage_error("needs two reports or traces", NULL);
+    if (argc - optind != 2) return cf_usage_error("diff", "needs two reports or traces");
+    in[0] = argv[optind];
+    in[1] = argv[optind + 1];
+    return 0;
 }
 
 int cf_cmd_diff(int argc, char **argv)
@@ -318,7 +323,7 @@ int cf_cmd_diff(int argc, char **argv)
     bool json = false;
     unsigned top = 20;
     int rc = parse(argc, argv, in, &json, &top);
-    if (rc) return rc;
+    if (rc) return rc < 0 ? 0 : rc;
     struct cf_view a, b;
     if (cf_view_load(in[0], &a) != 0) return 1;
     if (cf_view_load(in[1], &b) != 0) {

@@ -10,7 +10,7 @@
 
 struct cf_export_opts {
     enum cf_weight weight; /* folded */
-    int device;            /* folded: -1 every device */
+    int device;            /* -1: every device */
 };
 
 /* Writers that need the events as they are replayed register a sink before
@@ -18,16 +18,16 @@ struct cf_export_opts {
 struct cf_exporter {
     const char *name;
     bool binary;
-    int (*begin)(struct cf_coll_sink *sink, FILE *out);
+    int (*begin)(struct cf_coll_sink *sink, const struct cf_export_opts *o, FILE *out);
     int (*end)(struct cf_coll *c, const struct cf_export_opts *o, FILE *out);
 };
 
 int cf_export_folded(struct cf_coll *c, const struct cf_export_opts *o, FILE *out);
-int cf_export_chrome_begin(struct cf_coll_sink *sink, FILE *out);
+int cf_export_chrome_begin(struct cf_coll_sink *sink, const struct cf_export_opts *o, FILE *out);
 int cf_export_chrome_end(struct cf_coll *c, const struct cf_export_opts *o, FILE *out);
-int cf_export_torch_begin(struct cf_coll_sink *sink, FILE *out);
+int cf_export_torch_begin(struct cf_coll_sink *sink, const struct cf_export_opts *o, FILE *out);
 int cf_export_torch_end(struct cf_coll *c, const struct cf_export_opts *o, FILE *out);
-int cf_export_rmm_begin(struct cf_coll_sink *sink, FILE *out);
+int cf_export_rmm_begin(struct cf_coll_sink *sink, const struct cf_export_opts *o, FILE *out);
 int cf_export_rmm_end(struct cf_coll *c, const struct cf_export_opts *o, FILE *out);
 
 #endif

@@ -17,6 +17,7 @@
 
 static struct chrome {
     FILE *out;
+    int device; /* -1: every device */
     bool first;
     long pid;
     uint64_t start_ns;
@@ -65,6 +66,7 @@ static void first_event(void)
 static void point(int device, uint64_t t_ns, const struct cf_coll_values *v, void *ctx)
 {
     char name[48];
+    if (ch.device >= 0 && device != ch.device) return;
     snprintf(name, sizeof name, "device %d memory", device);
     open_event("C", name, (double)t_ns / 1e3, 0);
     fprintf(ch.out,
@@ -107,7 +109,7 @@ static void event(const struct cf_event *e, void *ctx)
 {
     first_event();
     bool api = (e->type == CF_EV_ALLOC || e->type == CF_EV_FREE || e->type == CF_EV_CALL) &&
-               e->api < CF_API_COUNT;
+               e->api < CF_API_COUNT && (ch.device < 0 || e->device == ch.device);
     if (api) {
         note_tid(e->tid);
         call_slice(e);
@@ -116,10 +118,11 @@ static void event(const struct cf_event *e, void *ctx)
     if (e->type == CF_EV_MARK) mark_instant(e);
 }
 
-int cf_export_chrome_begin(struct cf_coll_sink *sink, FILE *out)
+int cf_export_chrome_begin(struct cf_coll_sink *sink, const struct cf_export_opts *o, FILE *out)
 {
     memset(&ch, 0, sizeof ch);
     ch.out = out;
+    ch.device = o->device;
     ch.first = true;
     sink->point = point;
     sink->event = event;
@@ -170,7 +173,7 @@ int cf_export_chrome_end(struct cf_coll *c, const struct cf_export_opts *o, FILE
     const struct cf_snap *s = &c->snap;
     ch.pid = s->pid;
     for (int d = 0; d < CF_MAX_DEVICES; d++) {
-        if (!c->dev[d].used) continue;
+        if (!c->dev[d].used || (o->device >= 0 && d != o->device)) continue;
         peak_instant(d, "peak live", c->dev[d].at_live_peak.t_ns, s->rec.dev[d].peak_live_bytes);
         peak_instant(d, "peak footprint", c->dev[d].at_footprint_peak.t_ns,
                      s->rec.dev[d].peak_footprint);

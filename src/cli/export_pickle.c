@@ -33,11 +33,13 @@ static struct torch {
     struct cf_coll *c;
     struct cf_pkw pk;
     uint32_t *memo_of_site; /* memo index + 1 of a site's frame list */
+    int device;             /* -1: every device */
 } tz;
 
 static void put(int device, const struct rec *r)
 {
     if (device < 0 || device >= CF_MAX_DEVICES) return;
+    if (tz.device >= 0 && device != tz.device) return;
     if (tz.dev[device] == NULL && (tz.dev[device] = tmpfile()) == NULL) tz.failed = true;
     if (tz.dev[device] && fwrite(r, sizeof *r, 1, tz.dev[device]) != 1) tz.failed = true;
 }
@@ -92,9 +94,10 @@ static void on_release(const struct cf_event *e, const struct cf_coll_alloc *a, 
     put(a->device, &r);
 }
 
-int cf_export_torch_begin(struct cf_coll_sink *sink, FILE *out)
+int cf_export_torch_begin(struct cf_coll_sink *sink, const struct cf_export_opts *o, FILE *out)
 {
     memset(&tz, 0, sizeof tz);
+    tz.device = o->device;
     sink->alloc = on_alloc;
     sink->release = on_release;
     return 0;
@@ -180,7 +183,7 @@ static void segment(const struct cf_coll_alloc *a, void *ctx)
 {
     struct segments *sg = ctx;
     struct cf_pkw *p = sg->p;
-    if (!a->counted) return;
+    if (!a->counted || (tz.device >= 0 && a->device != tz.device)) return;
     if (sg->n && sg->n % CF_PKW_BATCH == 0) {
         cf_pkw_appends(p);
         cf_pkw_mark(p);

@@ -15,6 +15,7 @@
 
 static struct rmm {
     FILE *out;
+    int device; /* -1: every device */
     double wall_start_s;
     bool have_wall;
 } rm;
@@ -43,8 +44,14 @@ static void row(const struct cf_event *e, const char *action, uint64_t ptr, uint
             size, stream);
 }
 
+static bool wanted(int32_t device)
+{
+    return rm.device < 0 || device == rm.device;
+}
+
 static void on_alloc(const struct cf_event *e, const struct cf_coll_alloc *a, void *ctx)
 {
+    if (!wanted(a ? a->device : e->device)) return;
     if (a && device_memory(a->kind) && !(e->flags & CF_EVF_GRAPH))
         row(e, "allocate", a->addr, a->size, a->stream);
     else if (a == NULL && device_memory((uint8_t)cf_api_info[e->api].kind))
@@ -53,13 +60,14 @@ static void on_alloc(const struct cf_event *e, const struct cf_coll_alloc *a, vo
 
 static void on_release(const struct cf_event *e, const struct cf_coll_alloc *a, void *ctx)
 {
-    if (device_memory(a->kind)) row(e, "free", a->addr, a->size, a->stream);
+    if (device_memory(a->kind) && wanted(a->device)) row(e, "free", a->addr, a->size, a->stream);
 }
 
-int cf_export_rmm_begin(struct cf_coll_sink *sink, FILE *out)
+int cf_export_rmm_begin(struct cf_coll_sink *sink, const struct cf_export_opts *o, FILE *out)
 {
     memset(&rm, 0, sizeof rm);
     rm.out = out;
+    rm.device = o->device;
     sink->alloc = on_alloc;
     sink->release = on_release;
     fputs("Thread,Time,Action,Pointer,Size,Stream\n", out);

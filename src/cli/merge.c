@@ -8,12 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cmdline.h"
 #include "cli/view.h"
 #include "cli/views.h"
 #include "report/format.h"
 #include "report/strbuf.h"
-
-static const char usage[] = "usage: cudafrag merge [--json] [-o OUT] REPORT|TRACE...\n";
 
 #define TOP_SITES 20
 
@@ -233,30 +232,47 @@ static void json_out(FILE *o, const struct rank *r, unsigned n, const struct msi
     cf_buf_free(&b);
 }
 
+/* --json, -o OUT and *first, the index of the first input: 0, -1 after
+ * --help, or the usage status. */
+static int parse(int argc, char **argv, const char **out, bool *json, int *first)
+{
+    enum { OPT_JSON = CF_OPT_LONG };
+    static const struct option longopts[] = {{"json", no_argument, NULL, OPT_JSON},
+                                             {"output", required_argument, NULL, 'o'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    bool started = false;
+    for (int opt; (opt = cf_getopt(argc, argv, ":ho:", longopts, &started)) != -1;) {
+        if (opt == OPT_JSON) {
+            *json = true;
+        } else if (opt == 'o') {
+            *out = optarg;
+        } else if (opt == 'h') {
+            cf_help_print(stdout, "merge");
+            return -1;
+        } else {
+            return CF_EXIT_USAGE;
+        }
+    }
+    *first = optind;
+    if (optind == argc) return cf_usage_error("merge", "needs at least one report");
+    return cf_out_not_input("merge", *out, argv + optind, argc - optind);
+}
+
 int cf_cmd_merge(int argc, char **argv)
 {
     const char *out = "-";
     bool json = false;
+    int first = 0, rc = parse(argc, argv, &out, &json, &first);
+    if (rc) return rc < 0 ? 0 : rc;
     struct rank *r = calloc((size_t)argc + 1, sizeof *r);
     unsigned n = 0, nm = 0;
-    int rc = r ? 0 : 1;
-    for (int i = 0; i < argc && rc == 0; i++) {
-        if (strcmp(argv[i], "--json") == 0) {
-            json = true;
-        } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
-            out = argv[++i];
-        } else if (argv[i][0] == '-') {
-            fprintf(stderr, "cudafrag: merge: unexpected \"%s\"\n%s", argv[i], usage);
-            rc = CF_EXIT_USAGE;
-        } else if (cf_view_load(argv[i], &r[n].v) == 0) {
+    rc = r ? 0 : 1;
+    for (int i = first; i < argc && rc == 0; i++) {
+        if (cf_view_load(argv[i], &r[n].v) == 0)
             digest(&r[n++]);
-        } else {
+        else
             rc = 1;
-        }
-    }
-    if (rc == 0 && n == 0) {
-        fprintf(stderr, "cudafrag: merge needs at least one report\n%s", usage);
-        rc = CF_EXIT_USAGE;
     }
     FILE *o = rc == 0 ? cf_out_open(out) : NULL;
     if (o) {

@@ -316,25 +316,28 @@ static void say_what_was_read(const struct replay *r)
                 r->trace.path);
 }
 
-int cf_replay_open(const char *path, const struct cf_replay_hooks *hooks, struct cf_snap *s)
+static struct replay the_replay;
+
+/* The trace of r loaded (0) or not (anything else): the rest of the replay. */
+static int replay_loaded(struct replay *r, int loaded, const struct cf_replay_hooks *hooks,
+                         struct cf_snap *s)
 {
-    static struct replay r;
-    memset(&r, 0, sizeof r);
-    current = &r;
-    if (cf_trace_load(&r.trace, path) != 0) {
-        fprintf(stderr, "cudafrag: %s\n", r.trace.error);
+    if (loaded != 0) {
+        fprintf(stderr, "cudafrag: %s\n", r->trace.error);
         return 1;
     }
-    adopt_settings(&r);
-    adopt_identity(&r);
-    r.dw = cf_dw_open();
-    first_pass(&r);
-    int rc = second_pass(&r, hooks);
-    if (!r.have_end) cf_snap_replay_end_ns = r.last_t;
-    say_what_was_read(&r);
+    const char *path = r->trace.path;
+    adopt_settings(r);
+    adopt_identity(r);
+    r->dw = cf_dw_open();
+    first_pass(r);
+    int rc = second_pass(r, hooks);
+    if (!r->have_end) cf_snap_replay_end_ns = r->last_t;
+    say_what_was_read(r);
     cf_symtab_resolver = resolve_frame;
     if (rc == 0)
-        rc = cf_snap_take(s, false, r.have_end ? (r.reason[0] ? r.reason : "exit") : "end of trace",
+        rc = cf_snap_take(s, false,
+                          r->have_end ? (r->reason[0] ? r->reason : "exit") : "end of trace",
                           (unsigned)cf_opt_int(CF_OPT_TOP));
     if (rc != 0) {
         fprintf(stderr, "cudafrag: out of memory while analysing %s\n", path);
@@ -342,6 +345,22 @@ int cf_replay_open(const char *path, const struct cf_replay_hooks *hooks, struct
         return 1;
     }
     return 0;
+}
+
+int cf_replay_open(const char *path, const struct cf_replay_hooks *hooks, struct cf_snap *s)
+{
+    memset(&the_replay, 0, sizeof the_replay);
+    current = &the_replay;
+    return replay_loaded(&the_replay, cf_trace_load(&the_replay.trace, path), hooks, s);
+}
+
+int cf_replay_open_mem(const char *name, const void *data, size_t len,
+                       const struct cf_replay_hooks *hooks, struct cf_snap *s)
+{
+    memset(&the_replay, 0, sizeof the_replay);
+    current = &the_replay;
+    return replay_loaded(&the_replay, cf_trace_load_mem(&the_replay.trace, name, data, len), hooks,
+                         s);
 }
 
 void cf_replay_close(struct cf_snap *s)

@@ -22,6 +22,9 @@ struct cf_replay_hooks {
 /* Loads and applies the trace at path, then takes the final snapshot into s.
  * 0, or 1 with a message on stderr. One replay per process at a time. */
 int cf_replay_open(const char *path, const struct cf_replay_hooks *hooks, struct cf_snap *s);
+/* The same from the bytes of a trace already read; name stands for it in messages. */
+int cf_replay_open_mem(const char *name, const void *data, size_t len,
+                       const struct cf_replay_hooks *hooks, struct cf_snap *s);
 void cf_replay_close(struct cf_snap *s);
 /* Names a trace frame (CF_FRAME(module, offset)) while a replay is open:
  * function, file:line from DWARF, module basename and offset; a Python frame

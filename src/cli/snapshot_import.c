@@ -22,8 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "cli/cmdline.h"
+#include "cli/input.h"
 #include "cli/pickle.h"
 #include "record/event.h"
 #include "record/record.h"
@@ -457,27 +458,14 @@ static int convert(struct conv *c, const struct cf_pk *root)
 
 static int read_file(const char *path, uint8_t **data, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    struct stat st;
-    if (f == NULL || fstat(fileno(f), &st) != 0) {
-        fprintf(stderr, "cudafrag: cannot read %s: %s\n", path, strerror(errno));
-        if (f) fclose(f);
+    char *text;
+    if (cf_input_read(path, MAX_FILE, NULL, &text, len) != 0) return -1;
+    if (*len > MAX_FILE) {
+        fprintf(stderr, "cudafrag: %s: larger than 4 GiB\n", path);
+        free(text);
         return -1;
     }
-    if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > MAX_FILE) {
-        fprintf(stderr, "cudafrag: %s: not a regular file of at most 4 GiB\n", path);
-        fclose(f);
-        return -1;
-    }
-    *len = (size_t)st.st_size;
-    *data = malloc(*len ? *len : 1);
-    bool ok = *data && fread(*data, 1, *len, f) == *len;
-    fclose(f);
-    if (!ok) {
-        fprintf(stderr, "cudafrag: cannot read %s\n", path);
-        free(*data);
-        return -1;
-    }
+    *data = (uint8_t *)text;
     return 0;
 }
 
@@ -488,27 +476,37 @@ static void default_output(const char *in, char *out, size_t n)
     snprintf(out, n, "%.*s.cftrace", (int)len, in);
 }
 
-int cf_cmd_import(int argc, char **argv, const char *usage)
+/* The snapshot and -o: 0, -1 after --help, or the usage status. */
+static int parse(int argc, char **argv, const char **in, const char **out)
 {
-    const char *in = NULL, *out = NULL;
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--output") == 0 && i + 1 < argc) {
-            out = argv[++i];
-        } else if (strncmp(argv[i], "--output=", 9) == 0) {
-            out = argv[i] + 9;
-        } else if (argv[i][0] == '-' || in) {
-            fprintf(stderr, "cudafrag: import: unexpected \"%s\"\n%s", argv[i], usage);
-            return EXIT_USAGE;
+    static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    bool started = false;
+    for (int opt; (opt = cf_getopt(argc, argv, ":ho:", longopts, &started)) != -1;) {
+        if (opt == 'o') {
+            *out = optarg;
+        } else if (opt == 'h') {
+            cf_help_print(stdout, "import");
+            return -1;
         } else {
-            in = argv[i];
+            return EXIT_USAGE;
         }
     }
-    if (in == NULL) {
-        fprintf(stderr, "cudafrag: import needs a snapshot file\n%s", usage);
-        return EXIT_USAGE;
-    }
+    if (optind == argc) return cf_usage_error("import", "needs a snapshot file");
+    if (argc - optind > 1) return cf_usage_error("import", "unexpected \"%s\"", argv[optind + 1]);
+    *in = argv[optind];
+    return 0;
+}
+
+int cf_cmd_import(int argc, char **argv)
+{
+    const char *in = NULL, *out = NULL;
+    int prc = parse(argc, argv, &in, &out);
+    if (prc) return prc < 0 ? 0 : prc;
     char path[4096];
     if (out == NULL) default_output(in, path, sizeof path);
+    if (cf_out_not_input("import", out ? out : path, (char *const *)&in, 1) != 0) return EXIT_USAGE;
     uint8_t *data;
     size_t len;
     if (read_file(in, &data, &len) != 0) return 1;

@@ -5,7 +5,7 @@
 #ifndef CF_CLI_SNAPSHOT_IMPORT_H
 #define CF_CLI_SNAPSHOT_IMPORT_H
 
-/* argv: the arguments after "import". Returns the command's exit status. */
-int cf_cmd_import(int argc, char **argv, const char *usage);
+/* argv: "import" and its arguments. Returns the command's exit status. */
+int cf_cmd_import(int argc, char **argv);
 
 #endif

@@ -101,15 +101,8 @@ static int read_chunk(struct cf_trace *t, FILE *f, struct scratch *scratch)
     return 1;
 }
 
-int cf_trace_load(struct cf_trace *t, const char *path)
+static int load(struct cf_trace *t, FILE *f)
 {
-    memset(t, 0, sizeof *t);
-    snprintf(t->path, sizeof t->path, "%s", path);
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        snprintf(t->error, sizeof t->error, "cannot open %s: %s", path, strerror(errno));
-        return -1;
-    }
     int rc = read_header(t, f);
     struct scratch scratch = {0};
     while (rc == 0) {
@@ -128,6 +121,27 @@ int cf_trace_load(struct cf_trace *t, const char *path)
         t->header = NULL;
     }
     return rc;
+}
+
+int cf_trace_load(struct cf_trace *t, const char *path)
+{
+    memset(t, 0, sizeof *t);
+    snprintf(t->path, sizeof t->path, "%s", path);
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        snprintf(t->error, sizeof t->error, "cannot open %s: %s", path, strerror(errno));
+        return -1;
+    }
+    return load(t, f);
+}
+
+int cf_trace_load_mem(struct cf_trace *t, const char *name, const void *data, size_t len)
+{
+    memset(t, 0, sizeof *t);
+    snprintf(t->path, sizeof t->path, "%s", name);
+    FILE *f = len ? fmemopen((void *)data, len, "rb") : NULL;
+    if (f == NULL) return fail(t, "%s is not a cudafrag trace", name);
+    return load(t, f);
 }
 
 void cf_trace_unload(struct cf_trace *t)

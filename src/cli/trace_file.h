@@ -30,6 +30,9 @@ struct cf_trace {
 /* 0, or -1 with t->error set (the file is not a readable trace). A damaged or
  * incomplete tail only sets t->truncated. */
 int cf_trace_load(struct cf_trace *t, const char *path);
+/* The same from the bytes of a trace already read (a pipe read once); name
+ * stands for the file in messages. */
+int cf_trace_load_mem(struct cf_trace *t, const char *name, const void *data, size_t len);
 void cf_trace_unload(struct cf_trace *t);
 /* The value of the first "key=" line after `after` (NULL: from the start);
  * returns where to continue, NULL when there is none. */

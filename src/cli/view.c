@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli/input.h"
 #include "cli/json_read.h"
 #include "cli/names.h"
 #include "record/event.h"
@@ -256,7 +257,7 @@ static char *read_all(int fd, size_t *len)
     return buf;
 }
 
-static int trace_json(const char *path, struct cf_json *j)
+static int trace_json(const char *path, const char *data, size_t size, struct cf_json *j)
 {
     int fds[2];
     if (pipe(fds) != 0) return -1;
@@ -264,7 +265,7 @@ static int trace_json(const char *path, struct cf_json *j)
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
-        _exit(cf_view_trace_json(path, fds[1]) ? 1 : 0);
+        _exit(cf_view_trace_json(path, data, size, fds[1]) ? 1 : 0);
     }
     close(fds[1]);
     size_t len = 0;
@@ -278,22 +279,19 @@ static int trace_json(const char *path, struct cf_json *j)
     return rc;
 }
 
-static bool is_trace(const char *path)
-{
-    char magic[8] = {0};
-    FILE *f = fopen(path, "rb");
-    bool yes = f && fread(magic, 1, 8, f) == 8 && memcmp(magic, CF_TRACE_MAGIC, 8) == 0;
-    if (f) fclose(f);
-    return yes;
-}
-
 int cf_view_load(const char *path, struct cf_view *v)
 {
     struct cf_json j;
     memset(v, 0, sizeof *v);
+    memset(&j, 0, sizeof j);
     copy_str(v->source, sizeof v->source, path);
-    bool trace = is_trace(path);
-    int rc = trace ? trace_json(path, &j) : cf_json_load(&j, path);
+    /* Read once: the kind is told from the bytes that are then parsed. */
+    char *data;
+    size_t len;
+    if (cf_input_read(path, CF_JSON_MAX_BYTES, CF_TRACE_MAGIC, &data, &len) != 0) return 1;
+    bool trace = len >= 8 && memcmp(data, CF_TRACE_MAGIC, 8) == 0;
+    int rc = trace ? trace_json(path, data, len, &j) : cf_json_parse(&j, data, len);
+    free(data);
     if (rc != 0 && !trace) fprintf(stderr, "cudafrag: %s: %s\n", path, j.error);
     if (rc != 0 && trace) fprintf(stderr, "cudafrag: %s: the trace could not be read\n", path);
     if (rc == 0 && (rc = from_json(v, &j)) != 0)

@@ -6,6 +6,7 @@
 #define CF_CLI_VIEW_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define CF_VIEW_DEVICES 64
@@ -49,12 +50,13 @@ struct cf_view {
 };
 
 /* A JSON report, or a trace (replayed in a child process: one replay per
- * process). 0, or 1 with a message on stderr. */
+ * process), read once (path may be a pipe). 0, or 1 with a message on stderr. */
 int cf_view_load(const char *path, struct cf_view *v);
 void cf_view_free(struct cf_view *v);
 const struct cf_view_site *cf_view_find(const struct cf_view *v, const char *key);
-/* Writes the view of the trace at path as JSON (the report's keys that views
- * read, every site listed) to fd; used by the child of cf_view_load. */
-int cf_view_trace_json(const char *path, int fd);
+/* Writes the view of the trace read into data (name in messages) as JSON (the
+ * report's keys that views read, every site listed) to fd; used by the child of
+ * cf_view_load. */
+int cf_view_trace_json(const char *name, const void *data, size_t len, int fd);
 
 #endif

@@ -134,10 +134,10 @@ static void body(struct cf_buf *b, const struct cf_snap *s)
     cf_buf_puts(b, "]}\n");
 }
 
-int cf_view_trace_json(const char *path, int fd)
+int cf_view_trace_json(const char *name, const void *data, size_t len, int fd)
 {
     struct cf_snap s;
-    if (cf_replay_open(path, NULL, &s) != 0) return 1;
+    if (cf_replay_open_mem(name, data, len, NULL, &s) != 0) return 1;
     struct cf_buf b = {0};
     head(&b, &s);
     body(&b, &s);

@@ -4,6 +4,7 @@
 #ifndef CF_CLI_VIEWS_H
 #define CF_CLI_VIEWS_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,9 +31,19 @@ struct cf_limits {
     int fail_on;                                     /* 0: none, 1 low, 2 medium, 3 high */
 };
 void cf_limits_init(struct cf_limits *l);
-/* Consumes argv[*i] (and its value) when it is a limit option: 1; 0 when it is
- * not one; -1 after a message when its value is bad. */
-int cf_limits_option(struct cf_limits *l, char **argv, int *i, int argc);
+/* The limits' long options, for getopt_long (cmdline.h). */
+enum { CF_LIM_PEAK_LIVE = 512, CF_LIM_FOOTPRINT, CF_LIM_FRAG, CF_LIM_LEAK, CF_LIM_FAIL_ON };
+#define CF_LIMIT_LONGOPTS                                                                          \
+    {"max-peak-live", required_argument, NULL, CF_LIM_PEAK_LIVE},                                  \
+        {"max-footprint", required_argument, NULL, CF_LIM_FOOTPRINT},                              \
+        {"max-fragmentation", required_argument, NULL, CF_LIM_FRAG},                               \
+        {"max-leak", required_argument, NULL, CF_LIM_LEAK},                                        \
+    {                                                                                              \
+        "fail-on", required_argument, NULL, CF_LIM_FAIL_ON                                         \
+    }
+/* Takes getopt's opt and its value v when opt is a limit: 1; 0 when it is not
+ * one; CF_EXIT_USAGE after a message (naming subcommand sub) when v is bad. */
+int cf_limits_option(struct cf_limits *l, int opt, const char *v, const char *sub);
 /* Holds the report or trace at path against l: 0 within, 1 beyond (the
  * reasons on stderr), 2 when it cannot be read. */
 int cf_check_file(const char *path, const struct cf_limits *l);
@@ -41,8 +52,10 @@ int cf_check_file(const char *path, const struct cf_limits *l);
  * 0, else 0 (within the limits) or 1. */
 int cf_run_checked(char **argv, const struct cf_limits *l);
 
-/* Output files: "-" is stdout. cf_out_close reports a failed write. */
+/* Output files: "-" is stdout. cf_out_close reports a failed write;
+ * cf_out_discard closes after a failure, removing the file if it was made here. */
 FILE *cf_out_open(const char *path);
 int cf_out_close(FILE *f, const char *path);
+void cf_out_discard(FILE *f, const char *path);
 
 #endif

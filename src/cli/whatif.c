@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli/cache_use.h"
+#include "cli/cmdline.h"
 #include "cli/replay.h"
 #include "config/config.h"
 #include "record/record.h"
@@ -57,14 +58,6 @@ struct cf_whatif {
     struct cf_rp_table t;
 };
 
-static int usage_error(const char *usage, const char *fmt, const char *arg)
-{
-    fputs("cudafrag: replay: ", stderr);
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n%s", usage);
-    return EXIT_USAGE;
-}
-
 static void list_models(void)
 {
     for (unsigned i = 0; i < cf_rp_nmodels; i++) {
@@ -110,38 +103,31 @@ static int parse_sweep(char *arg, struct sweep_spec *w, char *err, size_t n)
     return 0;
 }
 
-static const char *option_value(const char *name, char **argv, int *i, int argc)
-{
-    size_t len = strlen(name);
-    if (strncmp(argv[*i], name, len) != 0) return NULL;
-    if (argv[*i][len] == '=') return argv[*i] + len + 1;
-    if (argv[*i][len] != '\0' || *i + 1 >= argc) return NULL;
-    return argv[++*i];
-}
-
-int cf_whatif_option(struct cf_whatif *w, int argc, char **argv, int *i, const char *usage)
+int cf_whatif_option(struct cf_whatif *w, int opt, const char *v, const char *sub)
 {
     struct options *o = &w->o;
     char err[256];
-    const char *v;
-    if ((v = option_value("--device-memory", argv, i, argc))) {
+    switch (opt) {
+    case CF_WI_DEVICE_MEMORY:
         if (cf_parse_size(v, 1, UINT64_MAX - 1, &o->device_memory) != 0)
-            return usage_error(usage,
-                               "--device-memory \"%s\": expected a size (digits with an "
-                               "optional K, M, G or T suffix)",
-                               v);
-    } else if ((v = option_value("--model", argv, i, argc))) {
-        if (o->nbase == MAX_CONFIGS) return usage_error(usage, "too many models%s", "");
+            return cf_usage_error(sub,
+                                  "--device-memory \"%s\": expected a size (digits with an "
+                                  "optional K, M, G or T suffix)",
+                                  v);
+        return 1;
+    case CF_WI_MODEL:
+        if (o->nbase == MAX_CONFIGS) return cf_usage_error(sub, "too many models");
         if (cf_rp_config_parse(v, &o->base[o->nbase++], err, sizeof err) != 0)
-            return usage_error(usage, "%s", err);
-    } else if ((v = option_value("--sweep", argv, i, argc))) {
-        if (o->nsweeps == MAX_SWEEPS) return usage_error(usage, "too many sweeps%s", "");
+            return cf_usage_error(sub, "%s", err);
+        return 1;
+    case CF_WI_SWEEP:
+        if (o->nsweeps == MAX_SWEEPS) return cf_usage_error(sub, "too many sweeps");
         if (parse_sweep((char *)v, &o->sweeps[o->nsweeps++], err, sizeof err) != 0)
-            return usage_error(usage, "%s", err);
-    } else {
+            return cf_usage_error(sub, "%s", err);
+        return 1;
+    default:
         return 0;
     }
-    return 1;
 }
 
 void cf_whatif_set_check(struct cf_whatif *w, uint32_t every)
@@ -154,42 +140,50 @@ struct command {
     bool json;
 };
 
-/* 0, 1 when done (--models), or EXIT_USAGE. */
-static int parse(int argc, char **argv, struct cf_whatif *w, struct command *c, const char *usage)
+/* 0, 1 when done (--models, --help), or EXIT_USAGE. */
+static int parse(int argc, char **argv, struct cf_whatif *w, struct command *c)
 {
-    for (int i = 0; i < argc; i++) {
-        int rc = cf_whatif_option(w, argc, argv, &i, usage);
+    enum { OPT_MODELS = CF_OPT_LONG, OPT_JSON, OPT_CHECK };
+    static const struct option longopts[] = {CF_WHATIF_LONGOPTS,
+                                             {"models", no_argument, NULL, OPT_MODELS},
+                                             {"json", no_argument, NULL, OPT_JSON},
+                                             {"check", optional_argument, NULL, OPT_CHECK},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    bool started = false;
+    int64_t n = 1;
+    for (int opt; (opt = cf_getopt(argc, argv, ":h", longopts, &started)) != -1;) {
+        int rc = cf_whatif_option(w, opt, optarg, "replay");
         if (rc == EXIT_USAGE) return rc;
         if (rc == 1) continue;
-        if (strcmp(argv[i], "--models") == 0) {
+        if (opt == OPT_MODELS) {
             list_models();
             return 1;
-        } else if (strcmp(argv[i], "--json") == 0) {
+        } else if (opt == 'h') {
+            cf_help_print(stdout, "replay");
+            return 1;
+        } else if (opt == OPT_JSON) {
             c->json = true;
-        } else if (strcmp(argv[i], "--check") == 0) {
-            cf_whatif_set_check(w, 1);
-        } else if (strncmp(argv[i], "--check=", 8) == 0) {
-            int64_t n;
-            if (cf_parse_int(argv[i] + 8, 1, UINT32_MAX, &n) != 0)
-                return usage_error(usage, "%s: expected --check=N, N from 1", argv[i]);
+        } else if (opt == OPT_CHECK) {
+            if (optarg && cf_parse_int(optarg, 1, UINT32_MAX, &n) != 0)
+                return cf_usage_error("replay", "--check=%s: expected --check=N, N from 1", optarg);
             cf_whatif_set_check(w, (uint32_t)n);
-        } else if (argv[i][0] == '-' || c->trace) {
-            return usage_error(usage, "unexpected \"%s\" (or an option without its value)",
-                               argv[i]);
         } else {
-            c->trace = argv[i];
+            return EXIT_USAGE;
         }
     }
-    if (c->trace == NULL) return usage_error(usage, "needs a trace file%s", "");
+    if (optind == argc) return cf_usage_error("replay", "needs a trace file");
+    c->trace = argv[optind];
+    if (argc - optind > 1) return cf_usage_error("replay", "unexpected \"%s\"", argv[optind + 1]);
     return 0;
 }
 
 static int add_sweep(struct plan *p, const struct options *o, unsigned base,
-                     const struct sweep_spec *w, const char *usage)
+                     const struct sweep_spec *w, const char *sub)
 {
     char err[256];
     if (p->nrows + w->nvalues > MAX_CONFIGS)
-        return usage_error(usage, "too many settings to sweep%s", "");
+        return cf_usage_error(sub, "too many settings to sweep");
     struct cf_rp_sweep *s = &p->sweeps[p->nsweeps++];
     *s = (struct cf_rp_sweep){.base = base, .first = p->nrows, .count = w->nvalues};
     snprintf(s->knob, sizeof s->knob, "%s", w->knob);
@@ -198,12 +192,12 @@ static int add_sweep(struct plan *p, const struct options *o, unsigned base,
         *c = o->base[base];
         if (cf_rp_config_set(c, w->knob, strlen(w->knob), w->values[k], strlen(w->values[k]), err,
                              sizeof err) != 0)
-            return usage_error(usage, "--sweep: %s", err);
+            return cf_usage_error(sub, "--sweep: %s", err);
     }
     return 0;
 }
 
-int cf_whatif_plan(struct cf_whatif *w, const char *usage)
+int cf_whatif_plan(struct cf_whatif *w, const char *sub)
 {
     struct plan *p = &w->p;
     struct options *o = &w->o;
@@ -221,11 +215,11 @@ int cf_whatif_plan(struct cf_whatif *w, const char *usage)
                 cf_rp_knob_index(d, sw->knob, strlen(sw->knob)) < 0)
                 continue;
             any = true;
-            int rc = add_sweep(p, o, b, sw, usage);
+            int rc = add_sweep(p, o, b, sw, sub);
             if (rc) return rc;
         }
         if (!any)
-            return usage_error(usage, "--sweep: no model given has a knob named \"%s\"", sw->knob);
+            return cf_usage_error(sub, "--sweep: no model given has a knob named \"%s\"", sw->knob);
     }
     return 0;
 }
@@ -356,7 +350,7 @@ static int replay(struct cf_whatif *w, const struct command *c)
     return rc ? 1 : 0;
 }
 
-int cf_cmd_replay(int argc, char **argv, const char *usage)
+int cf_cmd_replay(int argc, char **argv)
 {
     struct command c = {0};
     struct cf_whatif *w = cf_whatif_new();
@@ -364,11 +358,11 @@ int cf_cmd_replay(int argc, char **argv, const char *usage)
         fprintf(stderr, "cudafrag: out of memory\n");
         return 1;
     }
-    int rc = parse(argc, argv, w, &c, usage);
-    if (rc == 0) rc = cf_whatif_plan(w, usage);
+    int rc = parse(argc, argv, w, &c);
+    if (rc == 0) rc = cf_whatif_plan(w, "replay");
     if (rc == 0)
         rc = replay(w, &c);
-    else if (rc == 1) /* --models: listed */
+    else if (rc == 1) /* --models or --help: printed */
         rc = 0;
     cf_whatif_free(w);
     return rc;

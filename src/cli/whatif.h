@@ -5,6 +5,7 @@
 #ifndef CF_CLI_WHATIF_H
 #define CF_CLI_WHATIF_H
 
+#include <getopt.h>
 #include <stdint.h>
 
 #include "replay/table.h"
@@ -13,21 +14,28 @@ struct cf_event;
 struct cf_snap;
 struct cf_whatif;
 
-/* argv: the arguments after "replay". Returns the command's exit status;
- * usage is printed after a usage error. */
-int cf_cmd_replay(int argc, char **argv, const char *usage);
+/* argv: "replay" and its arguments. Returns the command's exit status. */
+int cf_cmd_replay(int argc, char **argv);
 
 /* NULL when out of memory. */
 struct cf_whatif *cf_whatif_new(void);
 void cf_whatif_free(struct cf_whatif *w);
-/* Consumes argv[*i] (and its value) when it chooses the models or the device:
- * --device-memory, --model, --sweep. 1 when taken, 0 when not one of them,
- * 2 (a usage error, printed with usage) when its value is bad. */
-int cf_whatif_option(struct cf_whatif *w, int argc, char **argv, int *i, const char *usage);
+/* The options that choose the models and the device (--device-memory, --model,
+ * --sweep), for getopt_long (cmdline.h), shared by replay and report --html. */
+enum { CF_WI_DEVICE_MEMORY = 768, CF_WI_MODEL, CF_WI_SWEEP };
+#define CF_WHATIF_LONGOPTS                                                                         \
+    {"device-memory", required_argument, NULL, CF_WI_DEVICE_MEMORY},                               \
+        {"model", required_argument, NULL, CF_WI_MODEL},                                           \
+    {                                                                                              \
+        "sweep", required_argument, NULL, CF_WI_SWEEP                                              \
+    }
+/* Takes getopt's opt and its value v when opt is one of them: 1; 0 when it is
+ * not; 2 after a usage error (naming subcommand sub) when v is bad. */
+int cf_whatif_option(struct cf_whatif *w, int opt, const char *v, const char *sub);
 void cf_whatif_set_check(struct cf_whatif *w, uint32_t every);
 /* After the options: the rows to run (every model with its defaults when none
  * was given). 0, or 2 after a usage error. */
-int cf_whatif_plan(struct cf_whatif *w, const char *usage);
+int cf_whatif_plan(struct cf_whatif *w, const char *sub);
 /* The replay's after_event hook: takes each event of the trace, in order. */
 void cf_whatif_event(const struct cf_event *e, void *w);
 /* Once the trace is read, while its replay is still open (the record's figures

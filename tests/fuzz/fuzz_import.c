@@ -13,9 +13,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         (void)cf_pk_is_str(traces, "x");
     }
     cf_pk_free(&doc);
-    char *argv[] = {"--output", "/dev/null", (char *)fuzz_file(data, size), NULL};
+    char *argv[] = {"import", "--output", "/dev/null", (char *)fuzz_file(data, size), NULL};
     fuzz_quiet();
-    cf_cmd_import(3, argv, "usage\n");
+    cf_cmd_import(4, argv);
     fuzz_loud();
     return 0;
 }

@@ -6,10 +6,10 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *argv[] = {"--device-memory", "1G", (char *)fuzz_file(data, size), NULL};
+    char *argv[] = {"replay", "--device-memory", "1G", (char *)fuzz_file(data, size), NULL};
     cf_replay_dwarf = false;
     fuzz_quiet();
-    cf_cmd_replay(3, argv, "usage\n");
+    cf_cmd_replay(4, argv);
     fuzz_loud();
     return 0;
 }

@@ -27,7 +27,7 @@ expect 2 "--sweep: unknown model" --sweep gc:slack=1M "$dir/junk"
 expect 2 "expected [MODEL:]KNOB=V1,V2" --sweep slack "$dir/junk"
 expect 2 "--device-memory \"lots\"" --device-memory lots "$dir/junk"
 expect 2 "expected --check=N" --check=0 "$dir/junk"
-expect 2 "unexpected \"--frobnicate\"" --frobnicate "$dir/junk"
+expect 2 "unknown option \"--frobnicate\"" --frobnicate "$dir/junk"
 expect 2 "unexpected \"second\"" "$dir/junk" second
 expect 1 "$dir/junk" "$dir/junk"
 expect 1 "$dir/missing" "$dir/missing"
