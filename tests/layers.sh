@@ -2,28 +2,27 @@
 # layers.sh SRC_DIR: no #include goes from a lower layer of src/ to a higher one.
 # Layers, bottom first: base, config, arena, record, report, hook, then the
 # replay models and the command (replay, cli). A folder may use its own layer and
-# any below it.
+# any below it. One awk pass over every file: a loop of seds per file took 10 to
+# 30 s on a loaded two-core machine.
 set -u
 src=${1:-$(dirname "$0")/../src}
-rank() {
-    case $1 in
-    base) echo 0 ;; config) echo 1 ;; arena) echo 2 ;; record) echo 3 ;; report) echo 4 ;;
-    hook) echo 5 ;; replay) echo 6 ;; cli) echo 7 ;; *) echo -1 ;;
-    esac
+find "$src" \( -name '*.c' -o -name '*.h' \) -print | sort | xargs awk -v src="$src/" '
+BEGIN {
+    n = split("base config arena record report hook replay cli", names, " ")
+    for (i = 1; i <= n; i++) rank[names[i]] = i
 }
-bad=0
-for f in $(find "$src" -name '*.c' -o -name '*.h' | sort); do
-    rel=${f#"$src"/}
-    own=$(rank "${rel%%/*}")
-    [ "$own" -ge 0 ] || continue
-    for inc in $(sed -n 's/^#include "\([a-z_]*\)\/.*/\1/p' "$f" | sort -u); do
-        r=$(rank "$inc")
-        [ "$r" -ge 0 ] || continue
-        if [ "$r" -gt "$own" ]; then
-            echo "upward include: $rel includes $inc/ ($inc is above ${rel%%/*})"
-            bad=$((bad + 1))
-        fi
-    done
-done
-[ "$bad" -eq 0 ] && echo "layers: no upward include"
-[ "$bad" -eq 0 ]
+FNR == 1 {
+    rel = substr(FILENAME, length(src) + 1)
+    own = rel; sub(/\/.*/, "", own)
+}
+/^#include "[a-z_]+\// && (own in rank) {
+    inc = $2; gsub(/"/, "", inc); sub(/\/.*/, "", inc)
+    if ((inc in rank) && rank[inc] > rank[own] && !seen[rel, inc]++) {
+        printf "upward include: %s includes %s/ (%s is above %s)\n", rel, inc, inc, own
+        bad++
+    }
+}
+END {
+    if (bad) exit 1
+    print "layers: no upward include"
+}'
