@@ -5,7 +5,8 @@
 # its committed corpus (tests/fuzz/corpus/TARGET, never modified here: new inputs
 # go to build-fuzz/corpus/TARGET). Exits 77 when clang or libFuzzer is missing, 1
 # when a target crashed, leaked or timed out (the input is kept and re-run with
-# its output shown). Usage: scripts/fuzz.sh [SECONDS] [TARGET...]
+# its output shown). Targets run CF_FUZZ_JOBS at a time (default: one a core).
+# Usage: scripts/fuzz.sh [SECONDS] [TARGET...]
 set -eu
 cd "$(dirname "$0")/.."
 secs=${1:-30}
@@ -35,8 +36,10 @@ ninja -C "$dir" $paths >"$dir.build.log" 2>&1 || { tail -40 "$dir.build.log"; ex
 
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-failed=0
-for t in $targets; do
+# fuzz_one TARGET: one target's run; prints its one result line (and, on a
+# failure, what it found) and exits 1 when it failed.
+fuzz_one() {
+    t=$1
     work=$dir/corpus/$t
     art=$dir/artifacts/$t
     mkdir -p "$work" "$art"
@@ -45,7 +48,6 @@ for t in $targets; do
     if ! "$dir/tests/fuzz/$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=4096 -max_len=65536 \
         -artifact_prefix="$art/" -print_final_stats=1 "$work" "tests/fuzz/corpus/$t" \
         >"$log" 2>&1; then
-        failed=$((failed + 1))
         echo "== $t: FAILED"
         grep -E "^==[0-9]+==ERROR|^SUMMARY|runtime error|Test unit written" "$log" | head -10
         for crash in "$art"/*; do
@@ -53,9 +55,34 @@ for t in $targets; do
             echo "== re-run of $crash:"
             CF_FUZZ_VERBOSE=1 "$dir/tests/fuzz/$t" "$crash" 2>&1 | tail -40
         done
-        continue
+        return 1
     fi
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
     echo "== $t: ${runs:-?} runs in ${secs} s, no failure"
+}
+
+# Each fuzzer uses one core, and every target runs as long: deal the targets
+# out to CF_FUZZ_JOBS lanes (default: one a core) that run side by side, each
+# target's output kept apart and printed whole at the end.
+jobs=${CF_FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
+lane=0
+pids=""
+while [ "$lane" -lt "$jobs" ]; do
+    i=0
+    mine=""
+    for t in $targets; do
+        [ $((i % jobs)) -eq "$lane" ] && mine="$mine $t"
+        i=$((i + 1))
+    done
+    (
+        bad=0
+        for t in $mine; do fuzz_one "$t" >"$dir/$t.result" 2>&1 || bad=$((bad + 1)); done
+        exit "$bad"
+    ) &
+    pids="$pids $!"
+    lane=$((lane + 1))
 done
+failed=0
+for pid in $pids; do wait "$pid" || failed=$((failed + 1)); done
+for t in $targets; do cat "$dir/$t.result"; done
 [ "$failed" -eq 0 ]
