@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -31,8 +32,9 @@ static void vlog(const char *fmt, va_list ap)
     int n = snprintf(buf, sizeof buf, "cudafrag: ");
     int m = vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
     if (m < 0) return;
-    size_t len = (size_t)n +
-                 ((size_t)m < sizeof buf - (size_t)n - 1 ? (size_t)m : sizeof buf - (size_t)n - 2);
+    bool cut = (size_t)m >= sizeof buf - (size_t)n - 1;
+    size_t len = (size_t)n + (cut ? sizeof buf - (size_t)n - 2 : (size_t)m);
+    if (cut) memcpy(buf + len - 3, "...", 3); /* a cut message says so, on a whole line */
     if (len == 0 || buf[len - 1] != '\n') buf[len++] = '\n';
     cf_write_all(2, buf, len);
 }

@@ -29,7 +29,8 @@ static int report_path(const char *pattern, pid_t pid, const char *prog, char *o
 {
     char pre[PATH_MAX], err[256];
     size_t o = 0;
-    const char *exe = cf_names_base(prog);
+    char shortened[CF_OUTPUT_EXE_MAX + 1];
+    const char *exe = cf_output_exe_name(cf_names_base(prog), shortened, sizeof shortened);
     for (const char *p = pattern; *p && o + 40 < sizeof pre; p++) {
         if (p[0] == '%' && p[1] == 'p') {
             o += (size_t)snprintf(pre + o, sizeof pre - o, "%ld", (long)pid);

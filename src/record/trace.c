@@ -100,6 +100,10 @@ static uint8_t *ebuf; /* the writer's encoded chunk, ENCODED_MAX bytes */
 
 static void load_zstd(void)
 {
+    /* Once: a forked child that opens its own trace keeps what its parent loaded. */
+    static bool tried;
+    if (tried) return;
+    tried = true;
     void *h = dlopen("libzstd.so.1", RTLD_NOW | RTLD_LOCAL);
     if (h) {
         zstd_compress = (zstd_compress_fn)dlsym(h, "ZSTD_compress");
@@ -566,14 +570,19 @@ static void buffers_off(void)
     }
 }
 
-void cf_trace_init(uint64_t flush_ms)
+static void cond_init(void)
 {
-    flush_ns = (flush_ms ? flush_ms : 1) * 1000000u;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&q_cond, &ca);
     pthread_condattr_destroy(&ca);
+}
+
+void cf_trace_init(uint64_t flush_ms)
+{
+    flush_ns = (flush_ms ? flush_ms : 1) * 1000000u;
+    cond_init();
     pthread_key_create(&tbuf_key, thread_gone);
     asym_setup();
     __atomic_store_n(&state, T_BUFFERING, __ATOMIC_RELAXED);
@@ -607,7 +616,8 @@ int cf_trace_open(const char *path, const void *header, uint32_t header_len)
     memcpy(trace_header, header, header_len);
     trace_header_len = header_len;
     snprintf(trace_path, sizeof trace_path, "%s", path);
-    ebuf = mmap(NULL, ENCODED_MAX, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (ebuf == NULL) /* a forked child has its parent's */
+        ebuf = mmap(NULL, ENCODED_MAX, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (ebuf == MAP_FAILED) {
         ebuf = NULL;
         cf_meta_free(trace_header, header_len + 1u);
@@ -705,15 +715,29 @@ void cf_trace_finish(struct cf_trace_totals *totals)
                                            .partial = !whole};
 }
 
-/* A child forked after tracing began must not write into its parent's file; one
- * forked before the parent used CUDA (a launcher) is traced afresh by the caller. */
+/* A child forked after tracing began must not write into its parent's file: what
+ * the parent buffered is dropped, and the trace waits (buffering) for the child's
+ * own cf_trace_open, or cf_trace_finish. The parent's other threads, its writer
+ * among them, do not exist here: the locks they may have held are made anew. */
 void cf_trace_after_fork_child(void)
 {
-    if (__atomic_load_n(&state, __ATOMIC_RELAXED) == T_OFF) return;
+    int s = __atomic_load_n(&state, __ATOMIC_RELAXED);
+    if (s == T_OFF) return;
     tbufs = NULL;
     my_tbuf = NULL;
+    pthread_setspecific(tbuf_key, NULL); /* else this thread's exit queues the parent's block */
     q_head = q_tail = NULL;
+    const pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    memcpy(&q_lock, &fresh, sizeof fresh);
+    memcpy(&file_lock, &fresh, sizeof fresh);
     if (fd >= 0) close(fd);
     fd = -1;
-    __atomic_store_n(&state, T_FINISHED, __ATOMIC_RELAXED);
+    open_failed = false;
+    events_total = bytes_raw = bytes_written = chunks_lost = 0;
+    if (trace_header) cf_meta_free(trace_header, trace_header_len + 1u);
+    trace_header = NULL;
+    if (s == T_FINISHED) return;
+    cond_init();
+    asym_setup();
+    __atomic_store_n(&state, T_BUFFERING, __ATOMIC_RELAXED);
 }

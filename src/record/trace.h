@@ -22,6 +22,8 @@ struct cf_trace_totals {
 };
 /* Flushes everything; events after this are not traced. */
 void cf_trace_finish(struct cf_trace_totals *totals);
+/* In a forked child: the parent's buffered events and file are dropped; tracing,
+ * if it was on, waits for the child's own cf_trace_open (or cf_trace_finish). */
 void cf_trace_after_fork_child(void);
 
 #endif

@@ -46,7 +46,11 @@ void cf_findings_free(struct cf_snap *s);
 
 /* Thresholds, shared with the documentation. */
 #define CF_RATE_PER_S 100.0
-#define CF_MANY_SIZES 32
+/* alloc-rate is high when a site allocated its peak holding this many times over
+ * (bytes allocated / peak live bytes): a count, never a rate, so the severity
+ * `check --fail-on` sees does not change with the machine's load. */
+#define CF_TURNOVER_HIGH 1000.0
+#define CF_MANY_SIZES    32
 /* A site counts its sizes exactly only up to CF_SITE_SIZES: beyond that a site
  * is "many sizes" when it is past its limit and the process as a whole is. */
 #define CF_SITE_MANY_SIZES (CF_SITE_SIZES < CF_MANY_SIZES ? CF_SITE_SIZES : CF_MANY_SIZES)

@@ -26,6 +26,7 @@
 #include "report/lifecycle.h"
 #include "report/report.h"
 #include "report/trace_out.h"
+#include "record/trace.h"
 #include "base/lockwait.h"
 #include "base/log.h"
 #include "base/thread_state.h"
@@ -33,7 +34,9 @@
 static bool active;            /* the constructor set everything up */
 static pid_t owner_pid;        /* the process the record belongs to (see _exit) */
 static uint64_t calls_at_fork; /* in a forked child: the parent's calls it inherited */
-static sem_t reporter_wanted;  /* an interim report (SIGUSR1) or the final one (handoff) */
+static bool forked_child;      /* the fork handlers ran in this process */
+static struct cf_fork_origin origin;
+static sem_t reporter_wanted; /* an interim report (SIGUSR1) or the final one (handoff) */
 static sem_t final_done;
 static bool reporter_running;
 static bool call_seen; /* the program made a recorded CUDA call */
@@ -86,12 +89,27 @@ static bool final_report(const char *tag, const char *reason)
     return true;
 }
 
+static uint64_t calls_so_far(void);
+
+/* The exec rule at every way out: a forked child that made no CUDA call of its
+ * own holds only its parent's figures, and a report of them under its pid counts
+ * the parent's allocations twice (as the child's leaks too). It still reports
+ * when it asked for a report itself (an interim one) or CUDAFRAG_ALWAYS_REPORT
+ * asks for one from every process. The count takes a lock that the thread a
+ * signal handler interrupted may hold: there, as at exec, the child says nothing. */
+static bool child_without_calls(void)
+{
+    if (!forked_child || cf_report_interim_written() || cf_opt_bool(CF_OPT_ALWAYS_REPORT))
+        return false;
+    return maybe_in_signal_handler() || calls_so_far() <= calls_at_fork;
+}
+
 /* Only the owner reports: a child that the fork handlers never saw (vfork, _Fork,
  * clone) holds its parent's figures, and a vfork child shares its memory, where
  * its report would also mark the parent's as written. */
 static void final_at_exit(void)
 {
-    if (getpid() == owner_pid) final_report("", "exit");
+    if (getpid() == owner_pid && !child_without_calls()) final_report("", "exit");
 }
 
 /* The SIGUSR1 handler may only do async-signal-safe work: sem_post is. */
@@ -181,11 +199,41 @@ static uint64_t calls_so_far(void)
     return cf_rec_calls_total();
 }
 
+/* What the child inherited, for its report to say (see cf_lifecycle_fork_origin).
+ * The child is alone here: the device counters are read without their locks. */
+static void note_origin(pid_t parent)
+{
+    origin = (struct cf_fork_origin){0};
+    bool tracing = cf_trace_on();
+    if (!cf_rec_any_activity()) {
+        /* A launcher's child: nothing inherited, and its trace starts afresh. */
+        if (tracing) origin.trace = (int)cf_report_trace_open_in_child();
+        return;
+    }
+    origin.parent_pid = (long)parent;
+    for (unsigned i = 0; i < CF_MAX_DEVICES; i++) {
+        origin.inherited_count += cf_rec.dev[i].live_count;
+        origin.inherited_bytes += cf_rec.dev[i].live_bytes;
+    }
+    if (tracing) {
+        origin.trace = CF_CHILD_AFTER_CUDA;
+        cf_report_trace_end_in_child();
+    }
+}
+
+const struct cf_fork_origin *cf_lifecycle_fork_origin(void)
+{
+    return &origin;
+}
+
 static void child_after_fork(void)
 {
+    pid_t parent = owner_pid;
     owner_pid = getpid();
+    forked_child = true;
     calls_at_fork = calls_so_far();
     cf_report_reset_after_fork();
+    note_origin(parent);
     /* Threads do not survive fork: the child needs its own reporter. */
     handoff.requested = 0;
     if (reporter_running) start_reporter();
@@ -298,7 +346,7 @@ static bool maybe_in_signal_handler(void)
  * also mark the parent's as written: only the owner process reports. */
 void cf_lifecycle_before_exit(const char *how)
 {
-    if (!active || getpid() != owner_pid) return;
+    if (!active || getpid() != owner_pid || child_without_calls()) return;
     if (maybe_in_signal_handler())
         cf_crash_summary(how[1] == 'E' ? "_Exit called in a signal handler"
                                        : "_exit called in a signal handler");

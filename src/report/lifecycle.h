@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* LD_PRELOAD without libcudafrag: entries are separated by ':' or ' ' and an entry
  * is ours when its basename starts with "libcudafrag.so" or it equals self (may be
@@ -19,6 +20,16 @@ void cf_lifecycle_before_exit(const char *how);
 bool cf_lifecycle_before_exec(void);
 /* The exec failed and the program goes on: its exit writes the final report. */
 void cf_lifecycle_exec_failed(bool reported);
+/* In a process forked by one that had used CUDA: the parent, what it left live
+ * (the child cannot free it: CUDA is not usable there, so it stays live to the
+ * end and is the parent's, not a leak of the child), and why the child has no
+ * trace of its own. All 0 in other processes. */
+struct cf_fork_origin {
+    long parent_pid;
+    uint64_t inherited_count, inherited_bytes;
+    int trace; /* enum cf_child_trace (report/trace_out.h) */
+};
+const struct cf_fork_origin *cf_lifecycle_fork_origin(void);
 /* Called by the hooks until one call got here: the program uses CUDA. */
 void cf_lifecycle_first_call(void);
 

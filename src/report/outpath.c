@@ -33,6 +33,28 @@ static const char *exe_name(void)
     return "unknown";
 }
 
+/* A long executable name (up to NAME_MAX) would push every file name made from
+ * the default pattern past NAME_MAX, and the trace and both reports would be
+ * lost: %e gives its first bytes (cut on a UTF-8 character boundary), '~' and a
+ * hash of the whole name, which keeps runs of two long names apart. The longest
+ * suffix (".4294967295.json", 16 bytes), the temporary file's 8 and the default
+ * pattern's text around %e then leave room to spare. */
+#define EXE_KEEP (CF_OUTPUT_EXE_MAX - 9)
+
+const char *cf_output_exe_name(const char *name, char *out, size_t n)
+{
+    size_t len = strlen(name);
+    if (len <= CF_OUTPUT_EXE_MAX || n < CF_OUTPUT_EXE_MAX + 1) return name;
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)name[i]) * 16777619u;
+    size_t keep = EXE_KEEP;
+    while (keep > 0 && ((unsigned char)name[keep] & 0xC0) == 0x80)
+        keep--;
+    snprintf(out, n, "%.*s~%08x", (int)keep, name, h);
+    return out;
+}
+
 /* A file name must not gain directories from a substituted value. */
 static void put_name(char *out, size_t n, size_t *pos, const char *s, int *overflow)
 {
@@ -48,7 +70,7 @@ static void put_name(char *out, size_t n, size_t *pos, const char *s, int *overf
 int cf_output_expand(const char *pattern, const char *suffix, char *out, size_t n, char *err,
                      size_t errn)
 {
-    char num[32], host[256];
+    char num[32], host[256], exe[CF_OUTPUT_EXE_MAX + 1];
     size_t pos = 0;
     int overflow = 0;
     for (const char *p = pattern; *p && !overflow; p++) {
@@ -65,7 +87,7 @@ int cf_output_expand(const char *pattern, const char *suffix, char *out, size_t 
             put_name(out, n, &pos, num, &overflow);
             break;
         case 'e':
-            put_name(out, n, &pos, exe_name(), &overflow);
+            put_name(out, n, &pos, cf_output_exe_name(exe_name(), exe, sizeof exe), &overflow);
             break;
         case 'h':
             if (gethostname(host, sizeof host) != 0) strcpy(host, "localhost");
@@ -96,6 +118,15 @@ int cf_output_expand(const char *pattern, const char *suffix, char *out, size_t 
              "file not written",
              pattern, n - 1);
     return -1;
+}
+
+const char *cf_output_shown(const char *path, char *out, size_t n)
+{
+    size_t len = strlen(path);
+    if (len < CF_OUTPUT_SHOWN_MAX || n < CF_OUTPUT_SHOWN_MAX) return path;
+    const size_t half = (CF_OUTPUT_SHOWN_MAX - 4) / 2;
+    snprintf(out, n, "%.*s...%s", (int)half, path, path + len - half);
+    return out;
 }
 
 /* ENOENT from open also comes from file systems that refuse new names in a
@@ -129,14 +160,16 @@ static const char *kind_of(mode_t mode)
 static int refuse(const char *path, char *err, size_t errn)
 {
     struct stat st;
+    char shown[CF_OUTPUT_SHOWN_MAX];
     if (lstat(path, &st) != 0) return 0;
+    const char *p = cf_output_shown(path, shown, sizeof shown);
     if (S_ISLNK(st.st_mode))
-        snprintf(err, errn, "refusing to write %s: it is a symbolic link", path);
+        snprintf(err, errn, "refusing to write %s: it is a symbolic link", p);
     else if (!S_ISREG(st.st_mode))
-        snprintf(err, errn, "refusing to write %s: it is %s, not a regular file", path,
+        snprintf(err, errn, "refusing to write %s: it is %s, not a regular file", p,
                  kind_of(st.st_mode));
     else if (st.st_nlink > 1)
-        snprintf(err, errn, "refusing to write %s: it has %lu other hard link%s", path,
+        snprintf(err, errn, "refusing to write %s: it has %lu other hard link%s", p,
                  (unsigned long)st.st_nlink - 1, st.st_nlink > 2 ? "s" : "");
     else
         return 0;
@@ -200,8 +233,10 @@ int cf_output_begin(struct cf_outfile *f, const char *path, char *err, size_t er
 {
     f->fd = -1;
     f->tmp[0] = '\0';
+    char shown[CF_OUTPUT_SHOWN_MAX];
+    const char *p = cf_output_shown(path, shown, sizeof shown);
     if (strlen(path) >= sizeof f->path) {
-        snprintf(err, errn, "cannot create %.200s...: %s", path, strerror(ENAMETOOLONG));
+        snprintf(err, errn, "cannot create %s: %s", p, strerror(ENAMETOOLONG));
         return -1;
     }
     strcpy(f->path, path);
@@ -209,9 +244,9 @@ int cf_output_begin(struct cf_outfile *f, const char *path, char *err, size_t er
     int rc = open_temp(f);
     if (rc == 0) return 0;
     if (rc == -ENOENT && parent_dir_missing(path))
-        snprintf(err, errn, "cannot create %s: the directory does not exist", path);
+        snprintf(err, errn, "cannot create %s: the directory does not exist", p);
     else
-        snprintf(err, errn, "cannot create %s: %s", path, strerror(-rc));
+        snprintf(err, errn, "cannot create %s: %s", p, strerror(-rc));
     return -1;
 }
 

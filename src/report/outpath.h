@@ -9,6 +9,18 @@
  * first one set and non-empty); "0" when none is set: a lone process is rank 0. */
 const char *cf_output_rank(void);
 
+/* What %e gives for an executable name: the name, or when it is longer than
+ * CF_OUTPUT_EXE_MAX bytes, its first bytes, '~' and 8 hex digits of a hash of the
+ * whole name (into out, which must hold CF_OUTPUT_EXE_MAX + 1 bytes). */
+#define CF_OUTPUT_EXE_MAX 64
+const char *cf_output_exe_name(const char *name, char *out, size_t n);
+
+/* path as messages show it: whole when shorter than CF_OUTPUT_SHOWN_MAX bytes,
+ * else its start, "..." and its end (into out, of CF_OUTPUT_SHOWN_MAX bytes), so
+ * that a message about a path of any length is one whole line. */
+#define CF_OUTPUT_SHOWN_MAX 200
+const char *cf_output_shown(const char *path, char *out, size_t n);
+
 /* Expands %p (pid), %e (executable basename), %h (host name), %r (rank) and %% in
  * pattern, then appends suffix (".txt", ".1.json", ...). Returns 0, or -1 with a
  * message in err when the result does not fit in n bytes (n is PATH_MAX for real

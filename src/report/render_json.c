@@ -221,6 +221,12 @@ static void header(struct json *j, const struct cf_snap *s)
     k_str(j, "host", s->host);
     k_bool(j, "from_trace", s->replayed);
     k_num(j, "duration_s", s->duration_s);
+    if (s->fork.parent_pid)
+        k_int(j, "forked_from_pid", s->fork.parent_pid);
+    else
+        k_str(j, "forked_from_pid", NULL);
+    char why[256];
+    k_str(j, "not_traced", cf_snap_untraced_note(s, why, sizeof why));
     close_obj(j);
     block_capture(j, s->blocks);
 }
@@ -290,6 +296,8 @@ static void summary(struct json *j, const struct cf_snap *s)
     k_num(j, "fragmentation", s->headline_frag);
     k_known(j, "live_at_report_bytes", s->leaked_bytes, !(s->missing & CF_SNAP_NO_LIVE));
     k_known(j, "live_at_report_count", s->leaked_count, !(s->missing & CF_SNAP_NO_LIVE));
+    k_u64(j, "inherited_live_bytes", s->fork.inherited_bytes);
+    k_u64(j, "inherited_live_count", s->fork.inherited_count);
     k_u64(j, "distinct_sizes", s->rec.distinct_sizes);
     k_bool(j, "distinct_sizes_capped", s->rec.distinct_sizes_capped);
     k_u64(j, "host_live_bytes", s->rec.host.live_bytes);

@@ -85,6 +85,15 @@ static void summary(const struct cf_snap *s, struct cf_buf *o)
         cf_buf_puts(o, "note: a child forked after its parent used CUDA may not call the driver: "
                        "the footprint is computed from the events (inherited ones included), "
                        "without a cuMemGetInfo cross-check in this process\n");
+    if (s->fork.parent_pid)
+        cf_buf_printf(o,
+                      "note: forked from pid %ld after it used CUDA: %llu allocations (%s) live "
+                      "at the fork are the parent's (listed below as live, not this process's "
+                      "leaks: it cannot free them)\n",
+                      s->fork.parent_pid, (unsigned long long)s->fork.inherited_count,
+                      B(s->fork.inherited_bytes));
+    char why[256];
+    if (cf_snap_untraced_note(s, why, sizeof why)) cf_buf_printf(o, "note: %s\n", why);
     if (isnan(s->headline_frag))
         cf_buf_puts(o, "fragmentation: no device memory was held\n");
     else
@@ -94,8 +103,9 @@ static void summary(const struct cf_snap *s, struct cf_buf *o)
         cf_buf_printf(o, "%s: unknown (partial report)\n",
                       s->interim ? "live now" : "leaks at exit");
     else
-        cf_buf_printf(o, "%s: %llu allocations, %s\n", s->interim ? "live now" : "leaks at exit",
-                      (unsigned long long)s->leaked_count, B(s->leaked_bytes));
+        cf_buf_printf(o, "%s: %llu allocations, %s%s\n", s->interim ? "live now" : "leaks at exit",
+                      (unsigned long long)s->leaked_count, B(s->leaked_bytes),
+                      s->fork.parent_pid ? " (the parent's included, see above)" : "");
     if (s->rec.host.seen || s->rec.host.peak_live_bytes)
         cf_buf_printf(o, "pinned/registered host memory: peak live %s, live now %s\n",
                       B(s->rec.host.peak_live_bytes), B(s->rec.host.live_bytes));

@@ -44,11 +44,15 @@ struct notes {
     size_t len;
 };
 
+/* Whole lines only: a message that does not fit is left out, never cut (the
+ * messages show long paths shortened, so a few always fit). */
 static void note(struct notes *n, const char *msg)
 {
     int w = snprintf(n->text + n->len, sizeof n->text - n->len, "cudafrag: %s\n", msg);
-    if (w > 0)
-        n->len += (size_t)w < sizeof n->text - n->len ? (size_t)w : sizeof n->text - n->len - 1;
+    if (w > 0 && (size_t)w < sizeof n->text - n->len)
+        n->len += (size_t)w;
+    else
+        n->text[n->len] = '\0';
 }
 
 /* Returns 0 when the file was written completely. */
@@ -61,8 +65,10 @@ static int write_file(const char *pattern, const char *suffix, const struct cf_b
         note(notes, msg);
         return -1;
     }
+    char shown[CF_OUTPUT_SHOWN_MAX];
+    const char *p = cf_output_shown(path, shown, sizeof shown);
     if (content->failed) {
-        snprintf(msg, sizeof msg, "out of memory while rendering %s; %s not written", what, path);
+        snprintf(msg, sizeof msg, "out of memory while rendering %s; %s not written", what, p);
         note(notes, msg);
         return -1;
     }
@@ -78,7 +84,7 @@ static int write_file(const char *pattern, const char *suffix, const struct cf_b
     else
         cf_output_abort(&f);
     if (rc != 0) {
-        snprintf(msg, sizeof msg, "writing %s failed (%s); %s lost", path, strerror(-rc), what);
+        snprintf(msg, sizeof msg, "writing %s failed (%s); %s lost", p, strerror(-rc), what);
         note(notes, msg);
         return -1;
     }
@@ -160,6 +166,8 @@ static int report_write(const char *pattern, bool to_stderr, bool json, const ch
                              sizeof written) == 0;
         }
     }
+    char why[256];
+    if (!interim && !to_stderr && cf_snap_untraced_note(snap, why, sizeof why)) note(&notes, why);
     if (to_stderr) {
         requested++;
         if (written[0]) cf_buf_printf(&text, "report written to %s\n", written);
@@ -257,6 +265,11 @@ int cf_report_interim(const char *reason)
     }
     unlock_reports();
     return rc;
+}
+
+bool cf_report_interim_written(void)
+{
+    return __atomic_load_n(&interim_seq, __ATOMIC_RELAXED) != 0;
 }
 
 void cf_report_reset_after_fork(void)

@@ -36,6 +36,9 @@ void cf_report_abandon(void);
 int cf_report_write(const char *pattern, bool to_stderr, bool json, unsigned seq,
                     const char *reason);
 
+/* This process wrote an interim report (in a forked child: since the fork). */
+bool cf_report_interim_written(void);
+
 /* In a forked child: the child is a new process and writes its own report. */
 void cf_report_reset_after_fork(void);
 

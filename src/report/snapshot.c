@@ -57,6 +57,23 @@ double cf_site_span_s(const struct cf_site *site)
     return site->last_ns > site->first_ns ? (double)(site->last_ns - site->first_ns) / 1e9 : 0;
 }
 
+const char *cf_snap_untraced_note(const struct cf_snap *s, char *out, size_t n)
+{
+    if (s->fork.trace == CF_CHILD_AFTER_CUDA)
+        snprintf(out, n,
+                 "pid %ld is not traced: it was forked after its parent (pid %ld) used CUDA, "
+                 "and the call sites and allocations it inherited are in the parent's trace",
+                 s->pid, s->fork.parent_pid);
+    else if (s->fork.trace == CF_CHILD_SAME_NAME)
+        snprintf(out, n,
+                 "pid %ld is not traced: a forked child's trace would take its parent's file "
+                 "name (CUDAFRAG_OUTPUT has no %%p)",
+                 s->pid);
+    else
+        return NULL;
+    return out;
+}
+
 double cf_site_rate(const struct cf_site *site)
 {
     double span = cf_site_span_s(site);
@@ -169,6 +186,7 @@ int cf_snap_take(struct cf_snap *s, bool interim, const char *reason, unsigned t
     s->top = top;
     s->blocks = cf_opt_str(CF_OPT_BLOCKS);
     cf_snap_identity(s);
+    if (!cf_rec_replaying) s->fork = *cf_lifecycle_fork_origin();
     struct timespec deadline = cf_deadline_after_ms(CF_SNAP_LOCK_WAIT_MS);
     if (!cf_rec_replaying) cf_snap_sample_final(s, &deadline);
     struct cf_rec_read r;

@@ -13,6 +13,7 @@
 #include "record/record.h"
 #include "record/trace.h"
 #include "report/findings.h"
+#include "report/lifecycle.h"
 #include "report/symbolize.h"
 
 /* Footprint and fragmentation of one device, derived once for every renderer. */
@@ -71,6 +72,7 @@ struct cf_snap {
      * pages): its own peak, and its share of the footprint at the footprint's peak. */
     uint64_t total_peak_raw, total_raw_at_peak;
     bool driver_unusable;         /* a child forked after its parent used CUDA */
+    struct cf_fork_origin fork;   /* what a forked child inherited; zero elsewhere */
     struct cf_trace_totals trace; /* the final report closed the trace: its figures */
     double headline_frag, internal_waste;
     uint64_t pool_reserved_high, pool_used_high;
@@ -81,6 +83,10 @@ struct cf_snap {
     struct cf_finding *findings;
     unsigned nfindings, findings_dropped;
 };
+
+/* Why this forked child has no trace of its own, in one line without the
+ * prefix; NULL when there is nothing to say. */
+const char *cf_snap_untraced_note(const struct cf_snap *s, char *out, size_t n);
 
 /* The program, pid, rank and host of this process (or, replaying, of the trace). */
 void cf_snap_identity(struct cf_snap *s);

@@ -70,6 +70,21 @@ void cf_report_trace_open(void)
     cf_trace_open(path, header, (uint32_t)len);
 }
 
+enum cf_child_trace cf_report_trace_open_in_child(void)
+{
+    if (strstr(cf_opt_str(CF_OPT_OUTPUT), "%p") == NULL) {
+        cf_trace_finish(NULL);
+        return CF_CHILD_SAME_NAME;
+    }
+    cf_report_trace_open();
+    return CF_CHILD_TRACED;
+}
+
+void cf_report_trace_end_in_child(void)
+{
+    cf_trace_finish(NULL);
+}
+
 /* The arena's figures as "name value" lines (the command reads them back). */
 static size_t arena_text(const struct cf_arena_stats *a, const char *reason, char *buf, size_t cap)
 {

@@ -126,6 +126,44 @@ broken-pipe)
 stderr-closed)
     CUDAFRAG_STDERR=1 CUDAFRAG_OUTPUT= "$quiet" exit 2>&-; rc=$?
     [ $rc -eq 3 ] || fail "status $rc, want 3";;
+long-exe)
+    # A 250-byte executable name under the default pattern (cudafrag-%e-%p, in
+    # the current directory): every file still fits NAME_MAX, its name starts
+    # with the executable's and ends in a hash of it.
+    name=$(printf 'x%.0s' $(seq 250))
+    ln -s "$(readlink -f "$app")" "$dir/$name" || exit 1
+    abs_lib=$(readlink -f "$lib")
+    (cd "$dir" && env -u CUDAFRAG_OUTPUT CUDAFRAG_TRACE=1 LD_PRELOAD="$abs_lib" "./$name" >out 2>err)
+    rc=$?
+    [ $rc -eq 3 ] || fail "status $rc, want 3"
+    [ "$(grep -c '^cudafrag:' "$dir/err")" -eq 0 ] || fail "messages: $(cat "$dir/err")"
+    short="cudafrag-$(printf 'x%.0s' $(seq 55))~[0-9a-f]\{8\}-[0-9]*"
+    for ext in txt json cftrace; do
+        [ "$(ls "$dir" | grep -c "^$short\.$ext\$")" -eq 1 ] || fail "no .$ext file: $(ls "$dir")"
+    done;;
+pattern-2k | pattern-3k | pattern-4k)
+    # A pattern of 2000, 3000 or 4000 bytes whose directory is missing: one
+    # whole line per report, the path shortened with "...".
+    size=${case#pattern-}; size=${size%k}
+    comp=$(printf 'd%.0s' $(seq 200))
+    long=$dir/none
+    while [ ${#long} -lt $((size * 1000 - 220)) ]; do long=$long/$comp; done
+    long=$long/$(printf 'r%.0s' $(seq $((size * 1000 - ${#long} - 1))))
+    [ ${#long} -eq $((size * 1000)) ] || fail "pattern of ${#long} bytes"
+    run "$long"
+    n=$(grep -c '^cudafrag: .*\.\.\..*; the \(text\|JSON\) report lost$' "$dir/err")
+    [ "$n" -eq 2 ] || fail "$n whole lines about the reports, want 2: $(cat "$dir/err")"
+    [ "$(grep -c 'cudafrag' "$dir/err")" -eq 2 ] || fail "other messages: $(cat "$dir/err")"
+    [ "$(awk 'length > 400' "$dir/err" | wc -l)" -eq 0 ] || fail "a message line is not short"
+    # Under directories that exist, both reports and the trace are written.
+    ok=${long%/*}
+    ok=$dir/some${ok#"$dir"/none}
+    mkdir -p "$ok" || exit 1
+    CUDAFRAG_TRACE=1 run "$ok/r"
+    grep -q '^cudafrag' "$dir/err" && fail "messages: $(cat "$dir/err")"
+    for ext in txt json cftrace; do
+        [ -s "$ok/r.$ext" ] || fail "no $ok/r.$ext"
+    done;;
 *) fail "unknown case";;
 esac
 exit 0

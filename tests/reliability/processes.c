@@ -17,6 +17,12 @@
  *   fork-exec  the same with fork: the child makes no CUDA call before exec
  *   _Fork-exit allocate EXEC_BYTES, then _Fork (no fork handlers run) a child
  *              that calls exit()
+ *   fork-exits allocate EXEC_BYTES, then fork two children that make no CUDA
+ *              call: one calls exit(), the other _exit()
+ *   fork-child-allocs  fork a child that allocates CHILD_BYTES, then (after it
+ *              ended) allocate EXEC_BYTES: the parent made no CUDA call at the fork
+ *   fork-after-cuda    allocate EXEC_BYTES, then fork a child that allocates
+ *              CHILD_BYTES (the simulated device allows it; a real one does not)
  * The program is not linked against libcudart: every mode that needs it loads it
  * itself, so "late" sees the runtime arrive for the first time. */
 #include "intercept/intercept.h"
@@ -254,6 +260,40 @@ static int underscore_fork_exit(void)
     return 0;
 }
 
+static void wait_ok(pid_t pid)
+{
+    int status;
+    CHECK(pid >= 0);
+    CHECK_EQ(waitpid(pid, &status, 0), pid);
+    CHECK_EQ(status, 0);
+}
+
+static int fork_exits(void)
+{
+    allocate_before_exec();
+    pid_t a = fork();
+    if (a == 0) exit(0);
+    wait_ok(a);
+    pid_t b = fork();
+    if (b == 0) _exit(0);
+    wait_ok(b);
+    return 0;
+}
+
+/* before_fork: the parent allocates before the fork (else after the child ended). */
+static int fork_child_allocs(bool before_fork)
+{
+    if (before_fork) allocate_before_exec();
+    pid_t pid = fork();
+    if (pid == 0) {
+        child_work();
+        exit(0);
+    }
+    wait_ok(pid);
+    if (!before_fork) allocate_before_exec();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     CHECK(argc == 2);
@@ -271,6 +311,9 @@ int main(int argc, char **argv)
     if (strcmp(mode, "vfork-exec") == 0) return exec_in_child(argv[0], true);
     if (strcmp(mode, "fork-exec") == 0) return exec_in_child(argv[0], false);
     if (strcmp(mode, "_Fork-exit") == 0) return underscore_fork_exit();
+    if (strcmp(mode, "fork-exits") == 0) return fork_exits();
+    if (strcmp(mode, "fork-child-allocs") == 0) return fork_child_allocs(false);
+    if (strcmp(mode, "fork-after-cuda") == 0) return fork_child_allocs(true);
     if (strcmp(mode, "child") == 0) {
         child_work();
         return 0;

@@ -99,6 +99,58 @@ _Fork-exit)
     run _Fork-exit
     [ "$(reports)" -eq 1 ] || fail "$(reports) reports, want 1 (the parent's)"
     one_report '^r-[0-9]*\.json$' exit 555555;;
+fork-exits)
+    # Children that made no CUDA call of their own hold only the parent's
+    # figures: as at exec, no report from them at exit() or _exit().
+    run fork-exits
+    [ "$(reports)" -eq 1 ] || fail "$(reports) reports, want 1 (the parent's)"
+    one_report '^r-[0-9]*\.json$' exit 555555;;
+fork-exits-always)
+    # CUDAFRAG_ALWAYS_REPORT=1 asks for a report from every process: the
+    # children's say that what they hold live is the parent's.
+    CUDAFRAG_ALWAYS_REPORT=1 run fork-exits
+    [ "$(reports)" -eq 3 ] || fail "$(reports) reports, want 3 (parent, two children)"
+    ppid=$(cat "$dir"/r-*.json | jq -s '.[] | select(.program.forked_from_pid == null) | .program.pid')
+    [ -n "$ppid" ] || fail "no report of the parent"
+    kids=$(cat "$dir"/r-*.json | jq -s "[.[] | select(.program.forked_from_pid == $ppid and
+        .summary.inherited_live_bytes == 555555 and .summary.inherited_live_count == 1)] | length")
+    [ "$kids" -eq 2 ] || fail "$kids children's reports name the parent and what it left live, want 2"
+    [ "$(grep -l "^note: forked from pid $ppid after it used CUDA: 1 allocations (543 KiB) live at the fork are the parent's" \
+        "$dir"/r-*.txt | wc -l)" -eq 2 ] || fail "the children's text reports do not say so";;
+fork-trace)
+    # A launcher (no CUDA call before the fork) forks a child that allocates:
+    # each process writes its own trace, under its own pid.
+    CUDAFRAG_TRACE=1 run fork-child-allocs
+    [ "$(reports)" -eq 2 ] || fail "$(reports) reports, want 2"
+    [ "$(ls "$dir" | grep -c '^r-[0-9]*\.cftrace$')" -eq 2 ] || fail "want one trace per process"
+    for j in "$dir"/r-*.json; do
+        t=${j%.json}.cftrace
+        "$CLI" report --json "$t" >"$dir/replayed.json" 2>"$dir/replay.err" ||
+            fail "cudafrag report $t: $(cat "$dir/replay.err")"
+        [ "$(jq .summary.live_at_report_bytes "$dir/replayed.json")" = "$(jq .summary.live_at_report_bytes "$j")" ] ||
+            fail "$t does not hold what its process's report says"
+        [ "$(jq .program.pid "$dir/replayed.json")" = "$(jq .program.pid "$j")" ] || fail "$t: pid"
+    done
+    [ ! -s "$dir/err" ] || fail "unexpected stderr: $(cat "$dir/err")";;
+fork-trace-after-cuda)
+    # The child of a parent that used CUDA cannot continue its parent's trace
+    # (its sites and live allocations are defined there): its report and
+    # stderr say that it is not traced; the parent's trace is the parent's.
+    CUDAFRAG_TRACE=1 run fork-after-cuda
+    [ "$(reports)" -eq 2 ] || fail "$(reports) reports, want 2"
+    [ "$(ls "$dir" | grep -c '\.cftrace$')" -eq 1 ] || fail "want only the parent's trace"
+    cj=$(grep -l 777777 "$dir"/r-*.json)
+    cpid=$(jq .program.pid "$cj")
+    jq -e '.program.not_traced | test("^pid [0-9]+ is not traced: it was forked after its parent")' "$cj" >/dev/null ||
+        fail "the child's JSON report does not say it is not traced"
+    grep -q "^note: pid $cpid is not traced: it was forked after its parent (pid [0-9]*) used CUDA" "${cj%.json}.txt" ||
+        fail "the child's text report does not say it is not traced"
+    [ "$(grep -c "^cudafrag: pid $cpid is not traced: it was forked after its parent" "$dir/err")" -eq 1 ] ||
+        fail "stderr does not say it once"
+    "$CLI" report --json "$dir"/r-*.cftrace >"$dir/replayed.json" 2>"$dir/replay.err" ||
+        fail "cudafrag report: $(cat "$dir/replay.err")"
+    [ "$(jq .summary.live_at_report_bytes "$dir/replayed.json")" = 555555 ] ||
+        fail "the parent's trace holds more than its allocation";;
 *) fail "unknown mode";;
 esac
 exit 0
