@@ -26,5 +26,9 @@ else
     echo "== no GPU found: running on the simulated CUDA device"
 fi
 mkdir -p reports
+rc=0
 # shellcheck disable=SC2086
-build/src/cli/cudafrag run $sim --output "reports/demo-%p" -- "$demo" "$@"
+build/src/cli/cudafrag run $sim --output "reports/demo-%p" -- "$demo" "$@" || rc=$?
+echo "== the reports are in reports/; for the README's examples, put cudafrag and the"
+echo "== demo workloads on PATH in your shell:  . scripts/env.sh"
+exit "$rc"
