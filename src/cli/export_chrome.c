@@ -154,7 +154,7 @@ static void findings(const struct cf_snap *s)
 static void names(const struct cf_snap *s)
 {
     char name[700];
-    snprintf(name, sizeof name, "%s (pid %ld, rank %s)", s->program, s->pid, s->rank);
+    cf_snap_describe_program(s, name, sizeof name);
     open_event("M", "process_name", 0, 0);
     fputs(",\"args\":{\"name\":", ch.out);
     put_str(name);
@@ -171,7 +171,7 @@ static void names(const struct cf_snap *s)
 int cf_export_chrome_end(struct cf_coll *c, const struct cf_export_opts *o, FILE *out)
 {
     const struct cf_snap *s = &c->snap;
-    ch.pid = s->pid;
+    ch.pid = s->pid > 0 ? s->pid : 1; /* an imported run has none */
     for (int d = 0; d < CF_MAX_DEVICES; d++) {
         if (!c->dev[d].used || (o->device >= 0 && d != o->device)) continue;
         peak_instant(d, "peak live", c->dev[d].at_live_peak.t_ns, s->rec.dev[d].peak_live_bytes);

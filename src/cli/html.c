@@ -102,10 +102,21 @@ static void header(struct cf_buf *b, const struct cf_snap *s)
     esc(b, cf_names_base(s->program));
     cf_buf_puts(b, "</h1><p class=\"meta\"><code>");
     esc(b, s->program);
-    cf_buf_printf(b, "</code> &middot; pid %ld &middot; rank ", s->pid);
-    esc(b, s->rank);
-    cf_buf_puts(b, " &middot; host ");
-    esc(b, s->host);
+    cf_buf_puts(b, "</code>");
+    /* What is unknown (an imported run's pid, rank and host) is left out. */
+    if (cf_snap_import_kind(s)) {
+        cf_buf_puts(b, " &middot; imported from a ");
+        esc(b, cf_snap_import_kind(s));
+    }
+    if (s->pid > 0) cf_buf_printf(b, " &middot; pid %ld", s->pid);
+    if (s->rank[0]) {
+        cf_buf_puts(b, " &middot; rank ");
+        esc(b, s->rank);
+    }
+    if (s->host[0]) {
+        cf_buf_puts(b, " &middot; host ");
+        esc(b, s->host);
+    }
     cf_buf_printf(b, " &middot; %s &middot; %s report (", cf_fmt_secs(s->duration_s, d, sizeof d),
                   s->interim ? "interim" : "final");
     esc(b, s->reason ? s->reason : "exit");

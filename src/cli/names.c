@@ -89,7 +89,13 @@ static void frame_entry(const struct cf_sym *y, struct cf_stack_frame *f)
 {
     char line[64] = "";
     if (y->line) snprintf(line, sizeof line, " %.48s:%u", cf_names_base(y->file), y->line);
-    if (y->module[0]) {
+    if (y->python && y->function[0]) {
+        /* As Python profilers fold them: a bare "forward" would merge every
+         * module's. */
+        snprintf(f->name, sizeof f->name, "%.120s (%.48s:%u)", y->function, cf_names_base(y->file),
+                 y->line);
+        snprintf(f->where, sizeof f->where, "%.160s:%u (python)", y->file, y->line);
+    } else if (y->module[0]) {
         snprintf(f->where, sizeof f->where, "%.100s+0x%llx%s", y->module,
                  (unsigned long long)y->offset, line);
         if (y->function[0])

@@ -66,11 +66,30 @@ static void adopt_settings(struct replay *r)
     cf_config_reload();
 }
 
+/* "pool_name=0xHANDLE NAME" lines: what the importer says a pool stands for. */
+static void adopt_pool_names(struct replay *r, struct cf_snap_who *w)
+{
+    char value[256];
+    for (const char *p = cf_trace_header_next(&r->trace, "pool_name", NULL, value, sizeof value);
+         p && w->npool_names < CF_SNAP_POOL_NAMES;
+         p = cf_trace_header_next(&r->trace, "pool_name", p, value, sizeof value)) {
+        struct cf_snap_pool_name *n = &w->pool_names[w->npool_names];
+        char *end = NULL;
+        n->handle = strtoull(value, &end, 16);
+        if (end == value || *end != ' ') continue;
+        snprintf(n->name, sizeof n->name, "%s", end + 1);
+        w->npool_names++;
+    }
+}
+
 static void adopt_identity(struct replay *r)
 {
     struct cf_snap_who *w = &cf_snap_replay_who;
     char value[64];
+    memset(w, 0, sizeof *w); /* a key the trace leaves out is unknown, not the last trace's */
     cf_trace_header_next(&r->trace, "program", NULL, w->program, sizeof w->program);
+    cf_trace_header_next(&r->trace, "imported", NULL, w->imported, sizeof w->imported);
+    adopt_pool_names(r, w);
     cf_trace_header_next(&r->trace, "rank", NULL, w->rank, sizeof w->rank);
     cf_trace_header_next(&r->trace, "host", NULL, w->host, sizeof w->host);
     if (cf_trace_header_next(&r->trace, "pid", NULL, value, sizeof value))

@@ -26,6 +26,7 @@
 #include "cli/cmdline.h"
 #include "cli/input.h"
 #include "cli/pickle.h"
+#include "cli/snapshot_frames.h"
 #include "record/event.h"
 #include "record/record.h"
 #include "replay/stream.h"
@@ -53,6 +54,8 @@ struct device_events {
 struct conv {
     struct device_events dev[CF_RP_MAX_DEVICES];
     unsigned ndevs;
+    struct cf_sf sites;                     /* the entries' stacks */
+    char pool_name[CF_RP_MAX_DEVICES][160]; /* what each device's pool stands for */
     uint64_t t0_us, t_end_us;
     uint64_t allocs, frees, before_window, ooms, skipped;
     char error[320];
@@ -88,11 +91,23 @@ static struct ev *add(struct conv *c, struct device_events *de, unsigned d, uint
     return x;
 }
 
-static int add_alloc(struct conv *c, struct device_events *de, unsigned d, uint64_t t_us,
-                     uint64_t addr, uint64_t size, uint64_t stream)
+/* The call site of a snapshot entry (or block) from its "frames". */
+static int site_of(struct conv *c, const struct cf_pk *dict, uint32_t *site)
 {
+    if (cf_sf_site(&c->sites, cf_pk_get(dict, "frames"), site) != 0)
+        return conv_fail(c, "out of memory");
+    return 0;
+}
+
+/* from: the entry or block whose frames say where the tensor was allocated. */
+static int add_alloc(struct conv *c, struct device_events *de, unsigned d, uint64_t t_us,
+                     uint64_t addr, uint64_t size, uint64_t stream, const struct cf_pk *from)
+{
+    uint32_t site = 0;
+    if (site_of(c, from, &site) != 0) return -1;
     struct ev *x = add(c, de, d, t_us, CF_EV_ALLOC);
     if (x == NULL) return -1;
+    x->e.site = site;
     x->e.api = CF_API_cudaMallocAsync;
     x->e.addr = addr;
     x->e.size = size;
@@ -195,14 +210,16 @@ static int entry(struct conv *c, struct device_state *s, const struct cf_pk *e, 
             return -1;
         if (cf_u64map_put(&s->live, addr, size) != 0) return conv_fail(c, "out of memory");
         c->allocs++;
-        return add_alloc(c, de, d, t, addr, size, (uint64_t)stream);
+        return add_alloc(c, de, d, t, addr, size, (uint64_t)stream, e);
     }
     if (cf_pk_is_str(action, "free_completed")) {
         if (need_size(c, e, "addr", w, &addr) || need_size(c, e, "size", w, &size)) return -1;
         if (!cf_u64map_del(&s->live, addr, NULL)) {
-            /* Allocated before the window: live from its start. */
-            if (add_alloc(c, &s->before, d, c->t0_us, addr, size,
-                          (uint64_t)opt_int(e, "stream", 0)) != 0)
+            /* Allocated before the window: live from its start. PyTorch
+             * gives a free the stack of the allocation (unless
+             * stacks="all", where it is the free's own). */
+            if (add_alloc(c, &s->before, d, c->t0_us, addr, size, (uint64_t)opt_int(e, "stream", 0),
+                          e) != 0)
                 return -1;
             c->before_window++;
         }
@@ -229,8 +246,11 @@ static int entry(struct conv *c, struct device_state *s, const struct cf_pk *e, 
     if (cf_pk_is_str(action, "oom")) {
         if (need_size(c, e, "size", w, &size) != 0) return -1;
         int64_t device_free = opt_int(e, "device_free", 0);
+        uint32_t site = 0;
+        if (site_of(c, e, &site) != 0) return -1;
         struct ev *x = add(c, de, d, t, CF_EV_ALLOC);
         if (x == NULL) return -1;
+        x->e.site = site;
         x->e.api = CF_API_cudaMallocAsync;
         x->e.flags = CF_EVF_OOM;
         x->e.result = OOM_RESULT;
@@ -275,7 +295,7 @@ static int final_state(struct conv *c, const struct cf_pk *segments, unsigned d,
                 continue;
             if (cf_u64map_get(&s->live, (uint64_t)addr->i)) continue; /* allocated in the window */
             if (add_alloc(c, &s->before, d, c->t0_us, (uint64_t)addr->i, (uint64_t)size->i,
-                          (uint64_t)opt_int(seg, "stream", 0)) != 0)
+                          (uint64_t)opt_int(seg, "stream", 0), b) != 0)
                 return -1;
             c->before_window++;
         }
@@ -328,6 +348,70 @@ static int device(struct conv *c, unsigned d, const struct cf_pk *trace,
     return rc;
 }
 
+/* ---- what each device's pool stands for ---- */
+
+/* A private pool (CUDA graphs, torch.cuda.MemPool) its segments name: their
+ * segment_pool_id, a pair that is (0, 0) for the allocator's own pools. */
+static bool private_pool(const struct cf_pk *seg, int64_t id[2])
+{
+    const struct cf_pk *v = cf_pk_get(seg, "segment_pool_id");
+    if (v == NULL || (v->type != CF_PK_TUPLE && v->type != CF_PK_LIST) || v->len != 2) return false;
+    for (int k = 0; k < 2; k++) {
+        if (v->items[k]->type != CF_PK_INT) return false;
+        id[k] = v->items[k]->i;
+    }
+    return id[0] != 0 || id[1] != 0;
+}
+
+/* ", private pools (1, 0) (2, 0)" for device d: the first few, then "...". */
+static void private_pools(const struct cf_pk *segments, unsigned d, char *out, size_t n)
+{
+    int64_t seen[4][2];
+    unsigned nseen = 0;
+    bool more = false;
+    out[0] = '\0';
+    for (uint64_t i = 0; segments && segments->type == CF_PK_LIST && i < segments->len; i++) {
+        const struct cf_pk *seg = segments->items[i];
+        int64_t id[2];
+        if (opt_int(seg, "device", -1) != (int64_t)d || !private_pool(seg, id)) continue;
+        unsigned k = 0;
+        while (k < nseen && (seen[k][0] != id[0] || seen[k][1] != id[1]))
+            k++;
+        if (k < nseen) continue;
+        if (nseen == 4) {
+            more = true;
+            continue;
+        }
+        seen[nseen][0] = id[0];
+        seen[nseen++][1] = id[1];
+    }
+    size_t len = 0;
+    for (unsigned k = 0; k < nseen && len < n; k++)
+        len += (size_t)snprintf(out + len, n - len, "%s(%lld, %lld)",
+                                k ? " " : ", with private pools ", (long long)seen[k][0],
+                                (long long)seen[k][1]);
+    if (more && len < n) snprintf(out + len, n - len, " ...");
+}
+
+/* The pool of every device is PyTorch's caching allocator; the snapshot's
+ * allocator settings and segments say more where they have it. */
+static void name_pools(struct conv *c, const struct cf_pk *root)
+{
+    const struct cf_pk *exp =
+        cf_pk_get(cf_pk_get(root, "allocator_settings"), "expandable_segments");
+    bool expandable = exp && (exp->type == CF_PK_BOOL || exp->type == CF_PK_INT) && exp->i;
+    for (unsigned d = 0; d < c->ndevs; d++) {
+        char priv[96];
+        private_pools(cf_pk_get(root, "segments"), d, priv, sizeof priv);
+        snprintf(c->pool_name[d], sizeof c->pool_name[d], "PyTorch caching allocator%s%s%s%s",
+                 expandable || priv[0] ? " (" : "", expandable ? "expandable segments" : "",
+                 expandable ? priv
+                 : priv[0]  ? priv + 2
+                            : "",
+                 expandable || priv[0] ? ")" : "");
+    }
+}
+
 /* ---- the trace file ---- */
 
 static void put_u32(uint8_t *p, uint32_t v)
@@ -340,6 +424,7 @@ struct writer {
     FILE *f;
     struct cf_enc enc;
     uint32_t nevents;
+    bool defs; /* the chunk holds definitions: readers look at it first */
     bool failed;
 };
 
@@ -348,8 +433,8 @@ static void flush_chunk(struct writer *w)
     if (w->enc.len == 0) return;
     uint8_t h[24];
     put_u32(h, CF_CHUNK_MAGIC);
-    put_u32(h + 4, 0); /* stored raw */
-    put_u32(h + 8, 1); /* one thread */
+    put_u32(h + 4, w->defs ? CF_CHUNK_DEFS : 0); /* stored raw */
+    put_u32(h + 8, 1);                           /* one thread */
     put_u32(h + 12, w->nevents);
     put_u32(h + 16, w->enc.len);
     put_u32(h + 20, w->enc.len);
@@ -359,29 +444,35 @@ static void flush_chunk(struct writer *w)
     /* Deltas restart with every chunk. */
     w->enc = (struct cf_enc){.buf = w->enc.buf, .cap = w->enc.cap};
     w->nevents = 0;
+    w->defs = false;
 }
 
 static void emit(struct writer *w, const struct cf_event *e)
 {
-    if (cf_ev_encode(&w->enc, e)) {
-        w->nevents++;
-        return;
+    if (!cf_ev_encode(&w->enc, e)) {
+        flush_chunk(w);
+        if (!cf_ev_encode(&w->enc, e)) {
+            w->failed = true;
+            return;
+        }
     }
-    flush_chunk(w);
-    if (cf_ev_encode(&w->enc, e))
-        w->nevents++;
-    else
-        w->failed = true;
+    w->nevents++;
+    if (e->type == CF_EV_SITE || e->type == CF_EV_PYFRAME || e->type == CF_EV_END) w->defs = true;
 }
 
+/* No pid, rank or host: a snapshot does not say them, and "imported" says
+ * where the run comes from instead. */
 static void header(struct writer *w, const struct conv *c, const char *snapshot)
 {
-    char h[8192];
+    static char h[32768];
     int n = snprintf(h, sizeof h,
-                     "cudafrag=%s\nprogram=%.*s\npid=0\nrank=\nhost=\nstart_ns=%llu\n"
+                     "cudafrag=%s\nprogram=%.*s\nstart_ns=%llu\n"
                      "wall_start_s=%llu\nimported=pytorch-memory-snapshot\n",
                      CUDAFRAG_VERSION, (int)strcspn(snapshot, "\n"), snapshot,
                      (unsigned long long)c->t0_us * 1000, (unsigned long long)c->t0_us / 1000000);
+    for (unsigned d = 0; d < c->ndevs && n > 0 && (size_t)n < sizeof h; d++)
+        n += snprintf(h + n, sizeof h - (size_t)n, "pool_name=0x%llx %s\n",
+                      (unsigned long long)POOL_OF(d), c->pool_name[d]);
     if (n < 0 || (size_t)n >= sizeof h) n = 0;
     uint8_t fixed[8];
     put_u32(fixed, CF_TRACE_VERSION);
@@ -403,8 +494,17 @@ static int write_trace(const struct conv *c, const char *snapshot, const char *p
     w.enc.cap = CHUNK_BYTES;
     w.failed = w.enc.buf == NULL;
     header(&w, c, snapshot);
-    size_t next[CF_RP_MAX_DEVICES] = {0};
     uint64_t seq = 0;
+    /* The frames and sites first, in chunks of their own. */
+    for (size_t i = 0; i < cf_sf_ndefs(&c->sites) && !w.failed; i++) {
+        struct cf_event def;
+        cf_sf_def(&c->sites, i, &def);
+        def.seq = ++seq;
+        def.t_ns = c->t0_us * 1000;
+        emit(&w, &def);
+    }
+    flush_chunk(&w);
+    size_t next[CF_RP_MAX_DEVICES] = {0};
     for (;;) {
         int best = -1;
         for (unsigned d = 0; d < c->ndevs; d++)
@@ -424,6 +524,7 @@ static int write_trace(const struct conv *c, const char *snapshot, const char *p
                            .str = reason,
                            .len = sizeof reason - 1};
     end.v[0] = end.t_ns;
+    flush_chunk(&w); /* END alone: its chunk is marked as one to read first */
     emit(&w, &end);
     flush_chunk(&w);
     free(w.enc.buf);
@@ -453,6 +554,7 @@ static int convert(struct conv *c, const struct cf_pk *root)
     const struct cf_pk *segments = cf_pk_get(root, "segments");
     for (unsigned d = 0; d < c->ndevs; d++)
         if (device(c, d, traces->items[d], segments) != 0) return -1;
+    name_pools(c, root);
     return 0;
 }
 
@@ -529,6 +631,7 @@ int cf_cmd_import(int argc, char **argv)
                c.skipped ? "; entries of unknown actions skipped" : "");
     for (unsigned d = 0; d < CF_RP_MAX_DEVICES; d++)
         free(c.dev[d].v);
+    cf_sf_free(&c.sites);
     cf_pk_free(&doc);
     free(data);
     return rc;

@@ -671,8 +671,14 @@ static void pool_rule(struct cf_snap *s)
     char w[600] = "", more[64] = "";
     if (n > 1) snprintf(more, sizeof more, " (and %u more pools)", n - 1);
     if (f->nsites) snprintf(w, sizeof w, " at %s", where(s, f, (char[512]){0}, 512));
-    title(f, "%s pool 0x%llx on device %d returned memory %llu times and grew back %llu times%s%s",
-          worst->is_default ? "default" : "application", (unsigned long long)worst->handle,
+    const char *name = cf_snap_pool_name(s, worst->handle);
+    char pool[200];
+    if (name)
+        snprintf(pool, sizeof pool, "%s", name);
+    else
+        snprintf(pool, sizeof pool, "%s pool 0x%llx", worst->is_default ? "default" : "application",
+                 (unsigned long long)worst->handle);
+    title(f, "%s on device %d returned memory %llu times and grew back %llu times%s%s", pool,
           worst->device, (unsigned long long)worst->shrinks, (unsigned long long)worst->regrows,
           more, w);
     advice(f,
@@ -794,9 +800,9 @@ static void oom_rule(struct cf_snap *s, bool enough)
     cover_finish(s, f, &c, oom_note);
     char w[600], lead[64] = "";
     if (n > 1) snprintf(lead, sizeof lead, "%u allocations failed; the largest: ", n);
-    title(f, "%s%s of %s failed with out-of-memory on device %d at %s (free %s of %s)", lead,
+    title(f, "%s%s of %s failed with out-of-memory on device %d at %s (%s)", lead,
           cf_api_info[big->api].name, B(big->request), big->device, where(s, f, w, sizeof w),
-          B(big->free_bytes), B(big->total_bytes));
+          cf_fmt_free_of(big->free_bytes, big->total_bytes, (char[96]){0}, 96));
     oom_advice(s, f, enough, big, beyond, n);
     num(f, "request_bytes", (double)big->request);
     num(f, "free_bytes", (double)big->free_bytes);

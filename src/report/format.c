@@ -18,6 +18,19 @@ const char *cf_fmt_bytes(uint64_t bytes, char *out, size_t n)
     return out;
 }
 
+const char *cf_fmt_free_of(uint64_t free_bytes, uint64_t total, char *out, size_t n)
+{
+    char f[32], t[32];
+    if (total)
+        snprintf(out, n, "free %s of %s", cf_fmt_bytes(free_bytes, f, sizeof f),
+                 cf_fmt_bytes(total, t, sizeof t));
+    else if (free_bytes)
+        snprintf(out, n, "free %s of an unknown total", cf_fmt_bytes(free_bytes, f, sizeof f));
+    else
+        snprintf(out, n, "free memory unknown");
+    return out;
+}
+
 const char *cf_fmt_secs(double s, char *out, size_t n)
 {
     if (s != s)

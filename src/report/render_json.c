@@ -216,10 +216,15 @@ static void header(struct json *j, const struct cf_snap *s)
     k_str(j, "partial_reason", s->missing ? what : NULL);
     open_obj(j, "program");
     k_str(j, "name", s->program);
-    k_int(j, "pid", s->pid);
-    k_str(j, "rank", s->rank);
-    k_str(j, "host", s->host);
+    /* null: unknown (an imported run's) */
+    if (s->pid > 0)
+        k_int(j, "pid", s->pid);
+    else
+        k_str(j, "pid", NULL);
+    k_str(j, "rank", s->rank[0] ? s->rank : NULL);
+    k_str(j, "host", s->host[0] ? s->host : NULL);
     k_bool(j, "from_trace", s->replayed);
+    k_str(j, "imported_from", cf_snap_import_kind(s));
     k_num(j, "duration_s", s->duration_s);
     if (s->fork.parent_pid)
         k_int(j, "forked_from_pid", s->fork.parent_pid);
@@ -392,6 +397,7 @@ static void pools(struct json *j, const struct cf_snap *s)
         snprintf(hex, sizeof hex, "0x%llx", (unsigned long long)p->handle);
         open_obj(j, NULL);
         k_str(j, "handle", hex);
+        k_str(j, "name", cf_snap_pool_name(s, p->handle));
         k_int(j, "device", p->device);
         k_bool(j, "default", p->is_default);
         k_bool(j, "created_by_app", p->created_by_app);

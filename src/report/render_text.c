@@ -22,8 +22,10 @@ static void header(const struct cf_snap *s, struct cf_buf *o)
 {
     cf_buf_printf(o, "==== cudafrag %s %s report (%s) ====\n", CUDAFRAG_VERSION,
                   s->interim ? "interim" : "final", s->reason ? s->reason : "exit");
-    cf_buf_printf(o, "program   %s (pid %ld, rank %s)%s\n", s->program, s->pid, s->rank,
-                  s->replayed ? " -- from its trace" : "");
+    char who[700];
+    cf_snap_describe_program(s, who, sizeof who);
+    cf_buf_printf(o, "program   %s%s\n", who,
+                  s->replayed && !s->imported[0] ? " -- from its trace" : "");
     cf_buf_printf(o, "duration  %s\n", T(s->duration_s));
     if (s->blocks && s->blocks[0])
         cf_buf_printf(o, "blocks    framework caches bypassed (cudafrag run --blocks): %s\n",
@@ -266,16 +268,23 @@ static void pools(const struct cf_snap *s, struct cf_buf *o)
     cf_buf_puts(o, "\n-- memory pools --\n");
     for (unsigned i = 0; i < s->npools; i++) {
         const struct cf_pool *p = &s->pools[i];
+        const char *name = cf_snap_pool_name(s, p->handle);
+        char what[200];
+        if (name)
+            snprintf(what, sizeof what, "%s, device %d", name, p->device);
+        else
+            snprintf(what, sizeof what, "pool 0x%llx device %d %s", (unsigned long long)p->handle,
+                     p->device, p->is_default ? "default" : "app");
         /* UINT64_MAX (PyTorch's setting) means "never give memory back", not 16 EiB. */
         const char *threshold = p->release_threshold == UINT64_MAX ? "none (keeps all it reserves)"
                                                                    : B(p->release_threshold);
         cf_buf_printf(o,
-                      "  pool 0x%llx device %d %s%s: reserved %s (high %s), used %s (high %s), "
+                      "  %s%s: reserved %s (high %s), used %s (high %s), "
                       "release threshold %s, shrinks %llu, regrows %llu, trims %llu\n",
-                      (unsigned long long)p->handle, p->device, p->is_default ? "default" : "app",
-                      p->destroyed ? " (destroyed)" : "", B(p->reserved_cur), B(p->reserved_high),
-                      B(p->used_cur), B(p->used_high), threshold, (unsigned long long)p->shrinks,
-                      (unsigned long long)p->regrows, (unsigned long long)p->trims);
+                      what, p->destroyed ? " (destroyed)" : "", B(p->reserved_cur),
+                      B(p->reserved_high), B(p->used_cur), B(p->used_high), threshold,
+                      (unsigned long long)p->shrinks, (unsigned long long)p->regrows,
+                      (unsigned long long)p->trims);
     }
 }
 
@@ -347,8 +356,9 @@ static void ooms(const struct cf_snap *s, struct cf_buf *o)
         cf_snap_site_label(s, e->site ? cf_snap_site_index(s, e->site->hash) : -1, where,
                            sizeof where);
         cf_buf_printf(
-            o, "  %s of %s on device %d: free %s of %s%s\n    at %s\n", cf_api_info[e->api].name,
-            B(e->request), e->device, B(e->free_bytes), B(e->total_bytes),
+            o, "  %s of %s on device %d: %s%s\n    at %s\n", cf_api_info[e->api].name,
+            B(e->request), e->device,
+            cf_fmt_free_of(e->free_bytes, e->total_bytes, (char[96]){0}, 96),
             e->total_bytes && e->free_bytes >= e->request ? " -- OOM with enough free memory" : "",
             where);
     }

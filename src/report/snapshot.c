@@ -261,6 +261,7 @@ void cf_snap_identity(struct cf_snap *s)
         snprintf(s->rank, sizeof s->rank, "%s", cf_snap_replay_who.rank);
         snprintf(s->host, sizeof s->host, "%s", cf_snap_replay_who.host);
         s->pid = cf_snap_replay_who.pid;
+        snprintf(s->imported, sizeof s->imported, "%s", cf_snap_replay_who.imported);
         return;
     }
     snprintf(s->program, sizeof s->program, "%s", program_invocation_name);
@@ -268,4 +269,34 @@ void cf_snap_identity(struct cf_snap *s)
     if (gethostname(s->host, sizeof s->host) != 0) s->host[0] = '\0';
     s->host[sizeof s->host - 1] = '\0';
     s->pid = (long)getpid();
+}
+
+const char *cf_snap_import_kind(const struct cf_snap *s)
+{
+    if (s->imported[0] == '\0') return NULL;
+    return strcmp(s->imported, "pytorch-memory-snapshot") == 0 ? "PyTorch memory snapshot"
+                                                               : s->imported;
+}
+
+void cf_snap_describe_program(const struct cf_snap *s, char *out, size_t n)
+{
+    if (s->imported[0]) {
+        snprintf(out, n, "imported from %s (%s)", s->program, cf_snap_import_kind(s));
+        return;
+    }
+    char pid[32] = "";
+    if (s->pid > 0) snprintf(pid, sizeof pid, "pid %ld", s->pid);
+    if (pid[0] || s->rank[0])
+        snprintf(out, n, "%s (%s%s%s%s)", s->program, pid, pid[0] && s->rank[0] ? ", " : "",
+                 s->rank[0] ? "rank " : "", s->rank);
+    else
+        snprintf(out, n, "%s", s->program);
+}
+
+const char *cf_snap_pool_name(const struct cf_snap *s, uint64_t handle)
+{
+    const struct cf_snap_who *w = &cf_snap_replay_who;
+    for (unsigned i = 0; s->replayed && i < w->npool_names; i++)
+        if (w->pool_names[i].handle == handle) return w->pool_names[i].name;
+    return NULL;
 }

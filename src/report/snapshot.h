@@ -50,7 +50,8 @@ struct cf_snap {
     bool interim;
     bool replayed; /* from a trace, by the `cudafrag report` command */
     char program[512], rank[64], host[128];
-    long pid;
+    long pid;          /* 0: unknown (an imported run) */
+    char imported[64]; /* what the trace was made from ("" traced): see cf_snap_describe_program */
     const char *reason;
     unsigned missing;   /* CF_SNAP_NO_*; 0 in a complete report */
     const char *blocks; /* CUDAFRAG_BLOCKS: the framework switches of `run --blocks` */
@@ -90,13 +91,29 @@ const char *cf_snap_untraced_note(const struct cf_snap *s, char *out, size_t n);
 
 /* The program, pid, rank and host of this process (or, replaying, of the trace). */
 void cf_snap_identity(struct cf_snap *s);
+/* "PROGRAM (pid N, rank R)", what is unknown left out; an imported run's:
+ * "imported from FILE (PyTorch memory snapshot)". */
+void cf_snap_describe_program(const struct cf_snap *s, char *out, size_t n);
+/* What an imported run was made from ("PyTorch memory snapshot"), NULL for a
+ * traced one. */
+const char *cf_snap_import_kind(const struct cf_snap *s);
+/* The name the trace gives a pool (an imported run's: what stands for
+ * PyTorch's caching allocator), NULL when none. */
+const char *cf_snap_pool_name(const struct cf_snap *s, uint64_t handle);
 /* Set by the replaying command from the trace: the final report's time, the
  * arena's own figures, and the traced process's identity. */
 extern uint64_t cf_snap_replay_end_ns;
 extern struct cf_arena_stats cf_snap_replay_arena;
+#define CF_SNAP_POOL_NAMES 64
 extern struct cf_snap_who {
     char program[512], rank[64], host[128];
     long pid;
+    char imported[64]; /* the header's "imported" */
+    struct cf_snap_pool_name {
+        uint64_t handle;
+        char name[160];
+    } pool_names[CF_SNAP_POOL_NAMES]; /* the header's "pool_name" */
+    unsigned npool_names;
 } cf_snap_replay_who;
 
 /* Copies the record (taking and releasing the record locks), resolves symbols and

@@ -1,8 +1,9 @@
 #!/bin/sh
 # import.sh CUDAFRAG SNAPSHOTS_PY: `cudafrag import` on PyTorch-style memory
 # snapshots built without torch: every pickle protocol from 2 to 5 gives the
-# same trace, whose report and replay show the scenario's figures
-# (snapshots.py); every hostile file is refused with status 1 and its message.
+# same trace, whose report and replay show the scenario's figures and whose
+# views name the snapshot's call sites (snapshots.py); every hostile file is
+# refused with status 1 and its message.
 set -u
 cli=$1 gen=$2
 . "$(dirname "$0")/../lib.sh"
@@ -29,6 +30,13 @@ done
 "$cli" replay --json --check --device-memory 1G "$trace" >"$dir/replay.json" 2>"$dir/replay.err" ||
     fail "replay failed: $(cat "$dir/replay.err")"
 python3 "$gen" --check "$dir/report.json" "$dir/replay.json" || fails=$((fails + 1))
+# The snapshot's frames are the call sites of every view of the trace.
+"$cli" report "$trace" >"$dir/report.txt" 2>"$dir/report.err" &&
+    "$cli" export "$trace" --format folded -o "$dir/folded.txt" 2>>"$dir/report.err" &&
+    "$cli" report --html "$dir/page.html" "$trace" 2>>"$dir/report.err" ||
+    fail "views failed: $(cat "$dir/report.err")"
+python3 "$gen" --check-views "$dir/report.txt" "$dir/folded.txt" "$dir/page.html" ||
+    fails=$((fails + 1))
 for bad in "$dir"/bad-*.pickle; do
     name=$(basename "$bad" .pickle)
     want=$(cat "${bad%.pickle}.expect")

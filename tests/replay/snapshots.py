@@ -7,7 +7,12 @@ holding a piece of the message `cudafrag import` must print.
 snapshots.py --check TRACE_REPORT.json REPLAY.json: holds what cudafrag made
 of good-*.pickle against the figures the scenario below was built to give.
 snapshots.py --same-events A.cftrace B.cftrace: the two traces hold the same
-events (their headers name different snapshots)."""
+events (their headers name different snapshots).
+
+snapshots.py --check-views REPORT.txt FOLDED.txt PAGE.html: the text report,
+the folded export and the HTML page of the imported trace name the
+snapshot's call sites (file:line function), say where the run came from
+without a pid or rank it does not have, and name the pools."""
 import json
 import os
 import pickle
@@ -18,8 +23,25 @@ MiB = 1 << 20
 S1, S2, S3 = 0x7F0000000000, 0x7F0002000000, 0x7F0004000000  # segments of device 0
 
 
-def frame(name, line):
-    return {"filename": "train.py", "line": line, "name": name}
+def frame(name, line, filename="train.py"):
+    return {"filename": filename, "line": line, "name": name}
+
+
+# What stacks="all" adds: PyTorch's own Python frames (folded away in the
+# report) and C++ frames (left out by the import), innermost first.
+CPP = {"filename": "/pytorch/c10/cuda/CUDACachingAllocator.cpp", "line": 1234,
+       "name": "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc"}
+TORCH = frame("forward", 125, "/usr/lib/python3/dist-packages/torch/nn/modules/linear.py")
+# Each call site: (what the report shows, its frames).
+SITES = {
+    "forward": ("forward (python) train.py:10", [CPP, TORCH, frame("forward", 10),
+                                                 frame("main", 99)]),
+    "mask": ("make_mask (python) model.py:42", [frame("make_mask", 42, "model.py"),
+                                                frame("main", 99)]),
+    "oom": ("step (python) train.py:57", [CPP, frame("step", 57), frame("main", 99)]),
+    "load": ("load (python) data.py:7", [frame("load", 7, "data.py")]),
+    "warmup": ("cache_warmup (python) data.py:21", [frame("cache_warmup", 21, "data.py")]),
+}
 
 
 def snapshot():
@@ -42,19 +64,20 @@ def snapshot():
 
     dev0 = [
         ev("segment_alloc", S1, 20 * MiB),
-        ev("alloc", S1, 3 * MiB),
+        ev("alloc", S1, 3 * MiB, frames=SITES["forward"][1]),
         ev("alloc", S1 + 3 * MiB, 12 * MiB),
         ev("segment_alloc", S2, 2 * MiB),
-        ev("alloc", S2, 1000),
+        ev("alloc", S2, 1000, frames=SITES["mask"][1]),
         ev("free_requested", S1, 3 * MiB),
         ev("free_completed", S1, 3 * MiB),
         ev("segment_alloc", S3, 12 * MiB),
         ev("alloc", S3, 12 * MiB),
         ev("user_defined", 0, 0),  # an action of a newer PyTorch: skipped
         {"action": "oom", "device_free": 123, "size": 1 << 30, "stream": 0,
-         "time_us": next(t), "frames": []},
+         "time_us": next(t), "frames": SITES["oom"][1]},
     ]
-    dev1 = [ev("free_completed", 0x7E0000000000, 4 * MiB)]
+    # A free's frames are those of the tensor's allocation (stacks="python").
+    dev1 = [ev("free_completed", 0x7E0000000000, 4 * MiB, frames=SITES["load"][1])]
     segments = [
         {"device": 0, "address": S1, "total_size": 20 * MiB, "allocated_size": 12 * MiB,
          "active_size": 12 * MiB, "requested_size": 12 * MiB, "stream": 0,
@@ -68,11 +91,12 @@ def snapshot():
          "blocks": [{"address": S2, "size": 1024, "requested_size": 1000,
                      "state": "active_allocated"}]},
         {"device": 0, "address": S3, "total_size": 12 * MiB, "stream": 0,
+         "segment_pool_id": (1, 7),  # a private pool (a CUDA graph's)
          "blocks": [{"address": S3, "size": 12 * MiB, "requested_size": 12 * MiB,
                      "state": "active_allocated"}]},
         {"device": 1, "address": 0x7E0001000000, "total_size": 20 * MiB, "stream": 7,
          "blocks": [{"address": 0x7E0001000000, "size": MiB, "requested_size": MiB,
-                     "state": "active_allocated"},
+                     "state": "active_allocated", "frames": SITES["warmup"][1]},
                     {"address": 0x7E0001100000, "size": 19 * MiB, "requested_size": 0,
                      "state": "inactive"}]},
     ]
@@ -184,6 +208,47 @@ def check(report_path, replay_path):
     return 1 if bad else 0
 
 
+def check_views(text_path, folded_path, html_path):
+    text, folded, html = (open(p, encoding="utf-8").read()
+                          for p in (text_path, folded_path, html_path))
+    bad = []
+
+    def want(where, doc, piece):
+        if piece not in doc:
+            bad.append(f"{where}: no {piece!r}")
+
+    def refuse(where, doc, piece):
+        if piece in doc:
+            bad.append(f"{where}: {piece!r}")
+
+    for shown, _ in SITES.values():
+        want("report", text, "at " + shown)
+    want("report", text, "[high] oom: cudaMallocAsync of 1.00 GiB failed with out-of-memory on "
+         "device 0 at step (python) train.py:57 (free 123 B of an unknown total)")
+    for name in ("CUDACachingAllocator", "linear.py", "(no call site)"):
+        refuse("report", text, name)
+    # D16: where the run came from; no pid or rank it does not have; no device
+    # size of 0 B; the pools named, not their handles.
+    want("report", text, "program   imported from ")
+    want("report", text, "good-protocol4.pickle (PyTorch memory snapshot)\n")
+    for piece in ("pid", "rank", "of 0 B", "0x7079746f72636800"):
+        refuse("report", text, piece)
+    want("report", text, "  PyTorch caching allocator (with private pools (1, 7)), device 0: ")
+    want("report", text, "  PyTorch caching allocator, device 1: ")
+    want("folded", folded, "main (train.py:99);forward (train.py:10);cudaMallocAsync (train.py:10) ")
+    want("folded", folded, "load (data.py:7);cudaMallocAsync (data.py:7) 4194304\n")
+    want("folded", folded, "cache_warmup (data.py:21);cudaMallocAsync (data.py:21) 1048576\n")
+    want("page", html, "make_mask (python) model.py:42")  # the table of call sites
+    want("page", html, ">forward (train.py:10)<")  # a flame graph's frame
+    want("page", html, "imported from a PyTorch memory snapshot")
+    for doc, where in ((folded, "folded"), (html, "page")):
+        refuse(where, doc, "0xffffff")
+    refuse("page", html, "pid 0")
+    for b in bad:
+        print(b)
+    return 1 if bad else 0
+
+
 def events(path):
     """A trace's bytes after its header (which names the snapshot)."""
     data = open(path, "rb").read()
@@ -193,6 +258,8 @@ def events(path):
 if __name__ == "__main__":
     if sys.argv[1] == "--check":
         sys.exit(check(sys.argv[2], sys.argv[3]))
+    if sys.argv[1] == "--check-views":
+        sys.exit(check_views(sys.argv[2], sys.argv[3], sys.argv[4]))
     if sys.argv[1] == "--same-events":
         sys.exit(0 if events(sys.argv[2]) == events(sys.argv[3]) else 1)
     write(sys.argv[1])
