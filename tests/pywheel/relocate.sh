@@ -28,6 +28,6 @@ apis = {a["name"]: a for a in json.load(open(sys.argv[1]))["apis"]}
 assert apis["cudaMalloc"]["calls"] == 1 and apis["cudaMalloc"]["bytes"] == 3 << 20, apis
 PY
 "$exe" run --sim -- sh -c 'echo "$LD_PRELOAD"' >"$dir/preload.txt" 2>>"$dir/err.txt"
-grep -q "^$dir/moved/.*/libcudafrag.so\$" "$dir/preload.txt" ||
+grep -q "^$dir/moved/.*/libcudafrag\.so[.0-9]*\$" "$dir/preload.txt" ||
     fail "the preloaded library is not the moved install's: $(cat "$dir/preload.txt")"
 echo "ok: a moved install finds its library and simulated device"
