@@ -23,6 +23,7 @@ t_case=build
 "$py" -m build --wheel --no-isolation --outdir "$dir/dist" \
     -Cbuilddir="$dir/build" "$src" >"$dir/log.txt" 2>&1 || fail "the wheel did not build"
 whl=$(ls "$dir"/dist/cudafrag-*.whl) || fail "no wheel"
+case $whl in *-linux_*.whl) ;; *) fail "the wheel is not tagged for the platform: $whl" ;; esac
 
 t_case=install
 # The system's packages are visible (pytest); the wheel goes into the venv.
