@@ -23,6 +23,23 @@ int cudafrag_report_now(void);
  * label is NULL. Without a trace it does nothing. */
 int cudafrag_mark(const char *label);
 
+/* Opens a region named name (up to 63 bytes; a name used again adds to the same
+ * region) inside the regions open now. The report's "regions" section gives, for
+ * each region and device, the highest live bytes and footprint while it was open,
+ * over all the times it ran; the trace gets a marker with them at each pop.
+ * Regions belong to the process, not a thread: they nest in the order they are
+ * pushed and popped. Returns 0, or -1 when name is NULL or 16 regions are open. */
+int cudafrag_region_push(const char *name);
+
+/* Closes the innermost open region. Returns 0, or -1 when none is open. */
+int cudafrag_region_pop(void);
+
+/* The innermost open region's highest live bytes and footprint on device so far
+ * (either pointer may be NULL). Returns 0, or -1 when no region is open or device
+ * is out of range. */
+int cudafrag_region_peak(int device, unsigned long long *peak_live,
+                         unsigned long long *peak_footprint);
+
 /* Calls counted so far for one API by its name ("cudaMalloc", "cuMemAlloc",
  * "cuMemCreate", ...); -1 for a name cudafrag does not count. */
 long long cudafrag_api_calls(const char *api);

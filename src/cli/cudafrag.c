@@ -53,8 +53,19 @@ static bool exists(const char *path)
     return stat(path, &st) == 0;
 }
 
+/* An installed file or folder at rel from this executable's folder (a relocated
+ * install: a Python wheel, a moved prefix), made absolute. */
+static bool beside_exe(const char *dir, const char *rel, char *out, size_t n)
+{
+    char cand[PATH_MAX * 2], real[PATH_MAX];
+    snprintf(cand, sizeof cand, "%s/%s", dir, rel);
+    if (realpath(cand, real) == NULL || strlen(real) >= n) return false;
+    strcpy(out, real);
+    return true;
+}
+
 /* Build tree first (the library sits one level above src/cli/), then the
- * installed location. */
+ * installed location relative to this executable, then the configured one. */
 static void find_library(char *out, size_t n)
 {
     char dir[PATH_MAX], cand[PATH_MAX + 32], up[PATH_MAX];
@@ -63,13 +74,14 @@ static void find_library(char *out, size_t n)
     snprintf(cand, sizeof cand, "%s/..", dir);
     if (realpath(cand, up) && snprintf(out, n, "%s/libcudafrag.so", up) < (int)n && exists(out))
         return;
+    if (beside_exe(dir, CUDAFRAG_LIBDIR_FROM_BIN "/libcudafrag.so", out, n)) return;
     snprintf(cand, sizeof cand, "%s/libcudafrag.so", CUDAFRAG_LIBDIR);
     if (exists(cand) && strlen(cand) < n) {
         strcpy(out, cand);
         return;
     }
-    fprintf(stderr, "cudafrag: cannot find libcudafrag.so (looked in %s/.. and %s)\n", dir,
-            CUDAFRAG_LIBDIR);
+    fprintf(stderr, "cudafrag: cannot find libcudafrag.so (looked in %s/.., %s/%s and %s)\n", dir,
+            dir, CUDAFRAG_LIBDIR_FROM_BIN, CUDAFRAG_LIBDIR);
     exit(EXIT_NOT_FOUND);
 }
 
@@ -156,7 +168,7 @@ static void listable(const char *path, const char *separators, const char *var, 
 }
 
 /* Build tree first (simcuda/ sits two levels above src/cli/), then the
- * installed location. */
+ * installed location relative to this executable, then the configured one. */
 static void sim_dirs(char *out, size_t n)
 {
     char dir[PATH_MAX], drv[PATH_MAX + 32], rt[PATH_MAX + 32], a[PATH_MAX], b[PATH_MAX];
@@ -168,6 +180,10 @@ static void sim_dirs(char *out, size_t n)
         listable(a, LIBPATH_SEPARATORS, "LD_LIBRARY_PATH", la, sizeof la);
         listable(b, LIBPATH_SEPARATORS, "LD_LIBRARY_PATH", lb, sizeof lb);
         snprintf(out, n, "%s:%s", la, lb);
+        return;
+    }
+    if (beside_exe(dir, CUDAFRAG_SIMDIR_FROM_BIN, a, sizeof a)) {
+        listable(a, LIBPATH_SEPARATORS, "LD_LIBRARY_PATH", out, n);
         return;
     }
     if (!exists(CUDAFRAG_SIMDIR))
@@ -193,14 +209,17 @@ static void prepend(const char *var, const char *value)
 }
 
 /* The folder of the CuPy hook (sitecustomize.py) of --blocks, as PYTHONPATH can
- * carry it: build tree first (src/cli/python/), then the installed location. NULL
- * when neither has it. */
+ * carry it: build tree first (src/cli/python/), then the installed location
+ * (relative to this executable, then the configured one). NULL when none
+ * has it. */
 static const char *cupy_hook_dir(char *out, size_t n)
 {
     char dir[PATH_MAX], cand[PATH_MAX + 64], real[PATH_MAX];
     exe_dir(dir, sizeof dir);
     snprintf(cand, sizeof cand, "%s/python/sitecustomize.py", dir);
-    if (!exists(cand)) snprintf(cand, sizeof cand, "%s/sitecustomize.py", CUDAFRAG_PYDIR);
+    if (!exists(cand) &&
+        !beside_exe(dir, CUDAFRAG_PYDIR_FROM_BIN "/sitecustomize.py", cand, sizeof cand))
+        snprintf(cand, sizeof cand, "%s/sitecustomize.py", CUDAFRAG_PYDIR);
     if (!exists(cand) || realpath(cand, real) == NULL) return NULL;
     *strrchr(real, '/') = '\0';
     listable(real, ":", "PYTHONPATH", out, n); /* Python splits it at colons only */

@@ -1,5 +1,5 @@
 /* The public API, all of it (include/cudafrag/cudafrag.h): the version, a report on
- * demand, the counters a program can read, markers for the trace. */
+ * demand, the counters a program can read, markers for the trace, regions. */
 #include "cudafrag/cudafrag.h"
 
 #include "record/record.h"
@@ -43,6 +43,26 @@ CF_EXPORT int cudafrag_mark(const char *label)
 {
     if (label == NULL) return -1;
     cf_rec_mark(label);
+    return 0;
+}
+
+CF_EXPORT int cudafrag_region_push(const char *name)
+{
+    return cf_rec_region_push(name);
+}
+
+CF_EXPORT int cudafrag_region_pop(void)
+{
+    return cf_rec_region_pop();
+}
+
+CF_EXPORT int cudafrag_region_peak(int device, unsigned long long *peak_live,
+                                   unsigned long long *peak_footprint)
+{
+    uint64_t live, footprint;
+    if (cf_rec_region_peak(device, &live, &footprint) != 0) return -1;
+    if (peak_live) *peak_live = live;
+    if (peak_footprint) *peak_footprint = footprint;
     return 0;
 }
 

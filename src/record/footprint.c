@@ -101,6 +101,14 @@ static uint64_t time_of(uint64_t now)
     return now ? now : cf_now_ns();
 }
 
+/* An open region's peaks (record/region.c): off the common path, which only
+ * reads window_open on the line it already has. */
+static CF_COLD void raise_window(struct cf_device_stats *d, uint64_t f)
+{
+    if (d->live_bytes > d->window_live) d->window_live = d->live_bytes;
+    if (f > d->window_footprint) d->window_footprint = f;
+}
+
 /* The peaks, after the device's state changed at time now; true when the
  * footprint reached a new peak. parts: one of the footprint's parts changed
  * (otherwise d->footprint still is their sum, and they are not read). */
@@ -129,6 +137,7 @@ CF_HOT static bool note_peaks(struct cf_device_stats *d, uint64_t now, bool part
         d->peak_t_ns = time_of(now);
         d->footprint_at_peak_live = f;
     }
+    if (__builtin_expect(d->window_open, 0)) raise_window(d, f);
     return new_peak;
 }
 

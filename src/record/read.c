@@ -71,7 +71,7 @@ static void load_hist(struct cf_hist *dst, const struct cf_hist *src)
  * copied separately. */
 static void copy_record(struct cf_record *dst, const struct cf_record *src)
 {
-    _Static_assert(sizeof *src == (offsetof(struct cf_record, marks_dropped) + 4 + 7) / 8 * 8,
+    _Static_assert(sizeof *src == (offsetof(struct cf_record, regions_dropped) + 4 + 7) / 8 * 8,
                    "a field added to cf_record must be copied here");
     dst->start_ns = src->start_ns;
     for (int i = 0; i < CF_API_COUNT; i++)
@@ -88,6 +88,9 @@ static void copy_record(struct cf_record *dst, const struct cf_record *src)
     memcpy(dst->marks, src->marks, sizeof dst->marks);
     dst->nmarks = src->nmarks;
     dst->marks_dropped = src->marks_dropped;
+    memcpy(dst->regions, src->regions, sizeof dst->regions);
+    dst->nregions = src->nregions;
+    dst->regions_dropped = src->regions_dropped;
     dst->graph.alloc_nodes = load(&src->graph.alloc_nodes);
     dst->graph.free_nodes = load(&src->graph.free_nodes);
     dst->graph.node_bytes = load(&src->graph.node_bytes);

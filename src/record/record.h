@@ -154,6 +154,16 @@ struct cf_user_mark {
 };
 #define CF_MAX_MARKS 64
 
+/* A named region of the program (cudafrag_region_push/pop) on one device: the
+ * highest live bytes and footprint seen inside it, over every time it ran. */
+struct cf_region {
+    char name[64];
+    int32_t device;
+    uint64_t runs;
+    uint64_t peak_live, peak_footprint;
+};
+#define CF_MAX_REGIONS 64
+
 /* The first CF_API_ERRORS distinct codes a call failed with, each counted, so the
  * report can say what went wrong and not only how often. */
 #define CF_API_ERRORS 3
@@ -187,6 +197,10 @@ static inline double cf_api_time_s(const struct cf_api_stats *st)
 struct cf_device_stats {
     bool seen;
     bool footprint_inexact; /* a page node could not be allocated: the count is low */
+    /* A region is open (cudafrag_region_push): the window peaks below follow the
+     * live bytes and footprint. In the padding of the first line, which every
+     * event of the device reads anyway. */
+    bool window_open;
     uint64_t live_bytes, peak_live_bytes;
     uint64_t live_count;
     /* The footprint, computed from the events (footprint.c): what the device holds
@@ -218,6 +232,9 @@ struct cf_device_stats {
     uint64_t max_over;       /* largest measured - computed: memory outside our events */
     uint64_t max_under;      /* largest computed - measured: cudafrag counted too much */
     uint64_t last_sample_ns; /* rate limit of the cross-check samples */
+    /* The highest live bytes and footprint since the innermost open region began
+     * (record/region.c); written only while window_open. */
+    uint64_t window_live, window_footprint;
 };
 
 /* The footprint series that are read from the driver rather than derived. */
@@ -259,6 +276,8 @@ struct cf_record {
     struct cf_device_stats managed;          /* managed memory: its own series, no footprint */
     struct cf_user_mark marks[CF_MAX_MARKS]; /* cudafrag_mark(), in order */
     uint32_t nmarks, marks_dropped;
+    struct cf_region regions[CF_MAX_REGIONS]; /* by name and device, in order of first end */
+    uint32_t nregions, regions_dropped;
 };
 extern struct cf_record cf_rec;
 
@@ -336,6 +355,15 @@ static inline void cf_rec_pool_alloc_begin(void)
 void cf_rec_synchronized(void);
 /* A marker from the program (cudafrag_mark), kept in the trace. */
 void cf_rec_mark(const char *text);
+/* Regions (record/region.c): push opens one named region inside the open ones
+ * (-1: NULL name, or nested deeper than CF_REGION_DEPTH); pop closes the innermost,
+ * records its peaks per device and puts a marker with them into the trace (-1:
+ * none is open). Regions are the process's, not a thread's: they nest in time. */
+#define CF_REGION_DEPTH 16
+int cf_rec_region_push(const char *name);
+int cf_rec_region_pop(void);
+/* The innermost open region's peaks so far on device; -1: none is open. */
+int cf_rec_region_peak(int device, uint64_t *live, uint64_t *footprint);
 
 /* A Python frame of a site: frames CF_FRAME(CF_PY_MODULE, id) (record/event.h).
  * The strings live as long as the process. False for an unknown id. */

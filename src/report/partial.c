@@ -22,7 +22,7 @@ void cf_snap_sample_final(struct cf_snap *s, const struct timespec *deadline)
     s->driver_unusable = rc == 0;
 }
 
-/* The OOM list and the marks grow, and the graph pool's high water rises, under
+/* The OOM list, the marks and the regions grow, and the graph pool's high water rises, under
  * the apply lock: read without it, an entry may be half written. */
 static void forget_events(struct cf_record *r)
 {
@@ -30,6 +30,8 @@ static void forget_events(struct cf_record *r)
     r->ooms_dropped = 0;
     r->nmarks = 0;
     r->marks_dropped = 0;
+    r->nregions = 0;
+    r->regions_dropped = 0;
     memset(r->graph.reserved_high, 0, sizeof r->graph.reserved_high);
     memset(r->graph.used_high, 0, sizeof r->graph.used_high);
 }

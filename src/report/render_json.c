@@ -486,6 +486,23 @@ static void marks(struct json *j, const struct cf_snap *s)
     k_u64(j, "marks_dropped", s->rec.marks_dropped);
 }
 
+static void regions(struct json *j, const struct cf_snap *s)
+{
+    open_arr(j, "regions");
+    for (unsigned i = 0; i < s->rec.nregions; i++) {
+        const struct cf_region *r = &s->rec.regions[i];
+        open_obj(j, NULL);
+        k_str(j, "name", r->name);
+        k_u64(j, "device", (uint64_t)r->device);
+        k_u64(j, "runs", r->runs);
+        k_u64(j, "peak_live_bytes", r->peak_live);
+        k_u64(j, "peak_footprint_bytes", r->peak_footprint);
+        close_obj(j);
+    }
+    close_arr(j);
+    k_u64(j, "regions_dropped", s->rec.regions_dropped);
+}
+
 /* A model that failed gives no figure: its byte counts and ratios are null. */
 static void arena_obj(struct json *j, const char *k, const struct cf_arena_stats *a)
 {
@@ -574,6 +591,7 @@ void cf_render_json(const struct cf_snap *s, struct cf_buf *out)
     fragmentation(&j, s);
     ooms(&j, s);
     marks(&j, s);
+    regions(&j, s);
     open_obj(&j, "arena_vs_native");
     arena_obj(&j, "arena", &s->arena);
     arena_obj(&j, "shadow", &s->shadow);

@@ -1,3 +1,4 @@
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -344,6 +345,22 @@ static void marks(const struct cf_snap *s, struct cf_buf *o)
                       s->rec.marks[i].text);
 }
 
+/* cudafrag_region_push/pop: each region's highest figures while it was open. */
+static void regions(const struct cf_snap *s, struct cf_buf *o)
+{
+    if (s->rec.nregions == 0) return;
+    cf_buf_printf(o, "\n-- regions (%u) --\n", s->rec.nregions);
+    cf_buf_puts(o, "  device  runs  peak live   peak footprint  region\n");
+    for (unsigned i = 0; i < s->rec.nregions; i++) {
+        const struct cf_region *r = &s->rec.regions[i];
+        cf_buf_printf(o, "  %6d  %4" PRIu64 "  %-10s  %-14s  %s\n", r->device, r->runs,
+                      B(r->peak_live), B(r->peak_footprint), r->name);
+    }
+    if (s->rec.regions_dropped)
+        cf_buf_printf(o, "  (%u runs of further regions not kept: at most %d)\n",
+                      s->rec.regions_dropped, CF_MAX_REGIONS);
+}
+
 static void ooms(const struct cf_snap *s, struct cf_buf *o)
 {
     if (s->rec.nooms == 0) return;
@@ -497,6 +514,7 @@ void cf_render_text(const struct cf_snap *s, struct cf_buf *o)
     fragmentation(s, o);
     ooms(s, o);
     marks(s, o);
+    regions(s, o);
     arena(s, o);
     findings(s, o);
     cf_buf_puts(o, "==== end of cudafrag report ====\n");
