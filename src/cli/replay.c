@@ -30,7 +30,8 @@ struct replay {
     struct cf_trace trace;
     struct module modules[MAX_MODULES];
     bool have_end;
-    uint64_t last_t, malformed;
+    uint64_t last_t;
+    uint32_t damaged; /* 1 + the index of the first chunk whose events do not decode */
     char reason[64];
     struct cf_dw *dw;
 };
@@ -164,8 +165,10 @@ static void first_pass(struct replay *r)
         if (r->trace.any_defs && !c->defs) continue;
         struct cf_dec dec = {.p = c->data, .end = c->data + c->len};
         struct cf_event e;
-        while (cf_ev_decode(&dec, &e) == 1)
+        int rc;
+        while ((rc = cf_ev_decode(&dec, &e)) == 1)
             first_pass_event(r, &e);
+        if (rc < 0 && !r->damaged) r->damaged = i + 1;
     }
 }
 
@@ -186,7 +189,7 @@ static bool cursor_step(struct replay *r, struct cursor *c)
             if (c->ev.t_ns > r->last_t && c->ev.type != CF_EV_END) r->last_t = c->ev.t_ns;
             return true;
         }
-        if (rc < 0) r->malformed++;
+        if (rc < 0 && !r->damaged) r->damaged = c->chunks[c->next - 1] + 1;
         if (c->next == c->n) return false;
         const struct cf_trace_chunk *k = &r->trace.chunks[c->chunks[c->next++]];
         c->dec = (struct cf_dec){.p = k->data, .end = k->data + k->len};
@@ -303,12 +306,10 @@ static void say_what_was_read(const struct replay *r)
 {
     if (r->trace.truncated)
         fprintf(stderr,
-                "cudafrag: %s ends inside a chunk (the process was killed?): "
-                "the report covers the events up to its last whole chunk\n",
-                r->trace.path);
-    if (r->malformed)
-        fprintf(stderr, "cudafrag: %s: %llu damaged chunk(s) were read up to the damage\n",
-                r->trace.path, (unsigned long long)r->malformed);
+                "cudafrag: %s is truncated at chunk %u (byte offset %llu): the process was "
+                "killed? The report covers the events up to its last whole chunk\n",
+                r->trace.path, r->trace.truncated_chunk,
+                (unsigned long long)r->trace.truncated_offset);
     if (!r->have_end)
         fprintf(stderr,
                 "cudafrag: %s has no final report mark (the process did not exit "
@@ -330,6 +331,14 @@ int cf_replay_open(const char *path, const struct cf_replay_hooks *hooks, struct
     r.dw = cf_dw_open();
     first_pass(&r);
     int rc = second_pass(&r, hooks);
+    if (r.damaged) {
+        /* A chunk that passed its checks but does not decode: never reported from. */
+        cf_trace_damaged(&r.trace, r.damaged - 1, "its events do not decode");
+        fprintf(stderr, "cudafrag: %s\n", r.trace.error);
+        memset(s, 0, sizeof *s);
+        cf_replay_close(s);
+        return 1;
+    }
     if (!r.have_end) cf_snap_replay_end_ns = r.last_t;
     say_what_was_read(&r);
     cf_symtab_resolver = resolve_frame;

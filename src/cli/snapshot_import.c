@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <zlib.h>
 
 #include "cli/pickle.h"
 #include "record/event.h"
@@ -345,13 +346,15 @@ struct writer {
 static void flush_chunk(struct writer *w)
 {
     if (w->enc.len == 0) return;
-    uint8_t h[24];
+    uint8_t h[CF_CHUNK_HEADER_V2];
     put_u32(h, CF_CHUNK_MAGIC);
     put_u32(h + 4, 0); /* stored raw */
     put_u32(h + 8, 1); /* one thread */
     put_u32(h + 12, w->nevents);
     put_u32(h + 16, w->enc.len);
     put_u32(h + 20, w->enc.len);
+    put_u32(h + 24, (uint32_t)crc32(0, w->enc.buf, w->enc.len));
+    put_u32(h + 28, (uint32_t)crc32(0, h, CF_CHUNK_CRC_COVERS));
     if (fwrite(h, 1, sizeof h, w->f) != sizeof h ||
         fwrite(w->enc.buf, 1, w->enc.len, w->f) != w->enc.len)
         w->failed = true;
@@ -382,11 +385,12 @@ static void header(struct writer *w, const struct conv *c, const char *snapshot)
                      CUDAFRAG_VERSION, (int)strcspn(snapshot, "\n"), snapshot,
                      (unsigned long long)c->t0_us * 1000, (unsigned long long)c->t0_us / 1000000);
     if (n < 0 || (size_t)n >= sizeof h) n = 0;
-    uint8_t fixed[8];
+    uint8_t fixed[8], check[4];
     put_u32(fixed, CF_TRACE_VERSION);
     put_u32(fixed + 4, (uint32_t)n);
+    put_u32(check, (uint32_t)crc32(crc32(0, fixed, 8), (const Bytef *)h, (uInt)n));
     if (fwrite(CF_TRACE_MAGIC, 1, 8, w->f) != 8 || fwrite(fixed, 1, 8, w->f) != 8 ||
-        fwrite(h, 1, (size_t)n, w->f) != (size_t)n)
+        fwrite(h, 1, (size_t)n, w->f) != (size_t)n || fwrite(check, 1, 4, w->f) != 4)
         w->failed = true;
 }
 
