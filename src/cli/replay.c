@@ -272,32 +272,55 @@ static const char *base_name(const char *p)
     return s ? s + 1 : p;
 }
 
-static void resolve_frame(struct cf_sym *s)
+/* The end of a long path is the part a reader needs. */
+static void set_file(struct cf_sym *s, const struct cf_dw_frame *f)
+{
+    if (!f->file[0] || !f->line) return;
+    size_t len = strlen(f->file), keep = sizeof s->file - 1;
+    const char *tail = len > keep ? f->file + len - keep : f->file;
+    snprintf(s->file, sizeof s->file, "%.*s", (int)keep, tail);
+    s->line = f->line;
+}
+
+/* s->addr named into s[0 .. n-1], the frames inlined there innermost first (one
+ * when nothing is inlined or known); returns n, at most max. */
+static int resolve_chain(struct cf_sym *s, int max)
 {
     uint32_t mod = CF_FRAME_MODULE(s->addr);
     uint64_t off = CF_FRAME_OFFSET(s->addr);
     const struct module *m = mod < MAX_MODULES ? &current->modules[mod] : NULL;
     s->offset = s->lookup = off;
-    if (m == NULL || m->path == NULL) return;
+    if (m == NULL || m->path == NULL) return 1;
     snprintf(s->path, sizeof s->path, "%s", m->path);
     snprintf(s->module, sizeof s->module, "%s", base_name(m->path));
     struct cf_dw_frame f[8];
     /* off - 1: a return address may already belong to the next line or function. */
     int n =
         off && cf_replay_dwarf ? cf_dw_lookup(current->dw, m->path, m->build_id, off - 1, f, 8) : 0;
-    if (n <= 0 || f[0].stale) return;
-    snprintf(s->function, sizeof s->function, "%.*s", (int)sizeof s->function - 1, f[0].function);
-    /* Folding matches the function the code belongs to, as the exiting process
-     * (which knows no inlining) did. */
-    if (n > 1)
-        snprintf(s->symbol, sizeof s->symbol, "%.*s", (int)sizeof s->symbol - 1, f[n - 1].function);
-    if (f[0].file[0] && f[0].line) {
-        /* The end of a long path is the part a reader needs. */
-        size_t len = strlen(f[0].file), keep = sizeof s->file - 1;
-        const char *tail = len > keep ? f[0].file + len - keep : f[0].file;
-        snprintf(s->file, sizeof s->file, "%.*s", (int)keep, tail);
-        s->line = f[0].line;
+    if (n <= 0 || f[0].stale) return 1;
+    int all = n;
+    if (n > max) n = max;
+    for (int k = 0; k < n; k++) {
+        if (k) {
+            s[k] = s[0];
+            s[k].file[0] = '\0';
+            s[k].line = 0;
+        }
+        snprintf(s[k].function, sizeof s[k].function, "%.*s", (int)sizeof s[k].function - 1,
+                 f[k].function);
+        /* Folding matches the function the code belongs to, as the exiting process
+         * (which knows no inlining) did. */
+        if (all > 1)
+            snprintf(s[k].symbol, sizeof s[k].symbol, "%.*s", (int)sizeof s[k].symbol - 1,
+                     f[all - 1].function);
+        set_file(&s[k], &f[k]);
     }
+    return n;
+}
+
+static void resolve_frame(struct cf_sym *s)
+{
+    resolve_chain(s, 1);
 }
 
 /* ---- the command ---- */
@@ -377,6 +400,16 @@ int cf_replay_resolve(uint64_t frame, struct cf_sym *out)
     else
         resolve_frame(out);
     return 0;
+}
+
+int cf_replay_resolve_inlined(uint64_t frame, struct cf_sym *out, int max)
+{
+    if (current == NULL || max < 1) return -1;
+    memset(out, 0, sizeof *out * (size_t)max);
+    out->addr = (uintptr_t)frame;
+    if (!cf_frame_is_python(frame)) return resolve_chain(out, max);
+    cf_sym_python(out);
+    return 1;
 }
 
 int cf_replay_module(uint64_t frame, char *path, size_t n)

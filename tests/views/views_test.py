@@ -392,6 +392,13 @@ def case_torch():
         f0 = allocs[0]["frames"]
         expect(all(set(fr) == {"filename", "line", "name"} for fr in f0), "frame keys")
         expect(any(fr["name"] == "main" or fr["line"] > 0 for fr in f0), "frames not named")
+        if name == "video_pipeline":
+            # alloc_frame and run are inlined into main: each is a frame of its own.
+            want = [("alloc_frame", line_of("SYM_ALLOC_FRAME")), ("run", line_of("SYM_RUN")),
+                    ("main", line_of("SYM_MAIN"))]
+            chains = {tuple((fr["name"], fr["line"]) for fr in a["frames"][1:4]) for a in allocs}
+            expect(tuple(want) in chains, "no inlined callers %s in the frames: %s"
+                   % (want, sorted(chains)[:3]))
 
 
 def case_chrome():
@@ -423,6 +430,24 @@ def folded_sum(trace, weight):
     return total
 
 
+def line_of(mark):
+    """The line of video_pipeline.c marked /* MARK */."""
+    src = os.path.join(os.path.dirname(__file__), "..", "workloads", "video_pipeline.c")
+    with open(src, encoding="utf-8") as f:
+        for number, text in enumerate(f, 1):
+            if "/* %s */" % mark in text:
+                return number
+    fail("no line marked %s" % mark)
+
+
+def icicle_names(html):
+    """The frame names of the peak's icicle, as its boxes' tooltips give them."""
+    svg = html[html.index('<svg class="icicle" id="peak-0"'):]
+    svg = svg[:svg.index("</svg>")]
+    return [t.split("\n")[0] for t in
+            (html_unescape(m) for m in re.findall(r'<g data-v="\d+"><title>([^<]*)</title>', svg))]
+
+
 def case_folded():
     for name, env, status in (("video_pipeline", {}, 0), ("oom_fragment", OOM_ENV, 3),
                               ("stream_async", {}, 0)):
@@ -435,6 +460,20 @@ def case_folded():
         for weight, value in want.items():
             got = folded_sum(trace, weight)
             expect(got == value, "%s --weight %s: sum %d, report %d" % (name, weight, got, value))
+        if name != "video_pipeline":
+            continue
+        # alloc_frame and run are inlined into main: the stacks name them, as
+        # `cudafrag symbolize` does, and leave libc's start-up out as the report does.
+        folded = cli("export", trace, "--format", "folded").stdout
+        expect(re.search(r"^main;run;alloc_frame;cudaMalloc \(video_pipeline\.c:%d\) "
+                         % line_of("SYM_ALLOC_FRAME"), folded, re.M),
+               "no main;run;alloc_frame stack in the folded export:\n%s" % folded)
+        page = os.path.join(TMP, name + ".html")
+        cli("report", trace, "--html", page)
+        with open(page, encoding="utf-8") as f:
+            names = icicle_names(f.read())
+        expect(names[1:4] == ["main", "run", "alloc_frame"],
+               "the icicle's frames %s lack the inlined callers" % names[:6])
 
 
 def case_rmm():
