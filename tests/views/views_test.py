@@ -15,6 +15,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 import zlib
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
@@ -419,6 +420,18 @@ def case_chrome():
         calls = [e for e in ev if e["ph"] == "X"]
         api_calls = sum(a["calls"] for a in report["apis"])
         expect(len(calls) == api_calls, "call slices %d, API calls %d" % (len(calls), api_calls))
+        # On the wall clock (microseconds since the epoch), as Kineto's and
+        # Nsight Systems' traces are, so that they line up.
+        expect(all(abs(e["ts"] / 1e6 - time.time()) < 3600 for e in ev),
+               "timestamps not on the wall clock: %s" % sorted(e["ts"] for e in ev)[:3])
+        expect(chrome["otherData"].get("clock", "").startswith("CLOCK_REALTIME"), "clock")
+        allocs = [e for e in calls if e["name"].startswith("cudaMalloc")]
+        expect(allocs and all(re.fullmatch(r"0x[0-9a-f]+", e["args"].get("stream", ""))
+                              for e in allocs), "allocation slices without a stream")
+    # A trace written before the clock base was recorded keeps times since its start.
+    old = os.path.join(os.path.dirname(__file__), "..", "replay", "traces", "holes.cftrace")
+    ev = json.loads(cli("export", old, "--format", "chrome-trace").stdout)["traceEvents"]
+    expect(ev and all(0 <= e["ts"] < 3600e6 for e in ev), "an old trace's times are not relative")
 
 
 def folded_sum(trace, weight):
