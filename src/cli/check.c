@@ -121,7 +121,9 @@ static unsigned check_view(const struct cf_view *v, const struct cf_limits *l)
 int cf_check_file(const char *path, const struct cf_limits *l)
 {
     struct cf_view v;
-    if (cf_view_load(path, &v) != 0) return CF_EXIT_USAGE;
+    int rc = cf_view_load(path, &v);
+    /* A trace that cannot be read (damaged) is a failure, a malformed report a usage error. */
+    if (rc != 0) return rc == 2 ? 1 : CF_EXIT_USAGE;
     unsigned bad = check_view(&v, l);
     if (bad == 0) fprintf(stderr, "cudafrag: check %s: within the limits\n", path);
     cf_view_free(&v);

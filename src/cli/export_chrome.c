@@ -3,7 +3,10 @@
  * reserved, arena mapped) holding every change, each allocation API call as a
  * slice on its thread, OOMs and cudafrag_mark() texts as instant events, the
  * peaks and the findings as instant events, and process and thread names.
- * Events are written while the trace is replayed, so memory stays flat. */
+ * Events are written while the trace is replayed, so memory stays flat.
+ * Timestamps are microseconds since the epoch (CLOCK_REALTIME, the clock of
+ * Kineto's and Nsight Systems' traces) where the trace's header holds the clock
+ * base; an older trace's are microseconds since the process started. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +24,7 @@ static struct chrome {
     bool first;
     long pid;
     uint64_t start_ns;
+    uint64_t wall_at_start_ns; /* CLOCK_REALTIME at start_ns; 0: relative times */
     uint32_t tids[MAX_TIDS];
     unsigned ntids;
 } ch;
@@ -33,19 +37,35 @@ static void put_str(const char *s)
     cf_buf_free(&b);
 }
 
-static void open_event(const char *ph, const char *name, double ts_us, uint32_t tid)
+/* t_ns: since the process started. Printed from integers: microseconds since the
+ * epoch need more digits than a double keeps to the nanosecond. */
+static void open_event(const char *ph, const char *name, uint64_t t_ns, uint32_t tid)
 {
+    uint64_t ts = ch.wall_at_start_ns + t_ns;
     fputs(ch.first ? "\n" : ",\n", ch.out);
     ch.first = false;
     fputs("{\"name\":", ch.out);
     put_str(name);
-    fprintf(ch.out, ",\"ph\":\"%s\",\"ts\":%.3f,\"pid\":%ld,\"tid\":%" PRIu32, ph, ts_us, ch.pid,
-            tid);
+    fprintf(ch.out, ",\"ph\":\"%s\",\"ts\":%" PRIu64 ".%03u,\"pid\":%ld,\"tid\":%" PRIu32, ph,
+            ts / 1000, (unsigned)(ts % 1000), ch.pid, tid);
 }
 
-static double us(uint64_t t_ns)
+static uint64_t since_start(uint64_t t_ns)
 {
-    return (double)(t_ns > ch.start_ns ? t_ns - ch.start_ns : 0) / 1e3;
+    return t_ns > ch.start_ns ? t_ns - ch.start_ns : 0;
+}
+
+/* The wall clock at the process's start from the header's clock base (one
+ * instant read on both clocks); 0 when the trace has none. */
+static uint64_t wall_at_start(uint64_t start_ns)
+{
+    char wall[32], mono[32];
+    if (cf_replay_header("realtime_base_ns", wall, sizeof wall) != 0 ||
+        cf_replay_header("monotonic_base_ns", mono, sizeof mono) != 0)
+        return 0;
+    uint64_t w = strtoull(wall, NULL, 10), m = strtoull(mono, NULL, 10);
+    if (w == 0 || m == 0 || m - start_ns > w) return 0;
+    return w - (m - start_ns);
 }
 
 static void note_tid(uint32_t tid)
@@ -60,6 +80,7 @@ static void first_event(void)
     char v[32];
     if (ch.start_ns) return;
     ch.start_ns = cf_rec.start_ns ? cf_rec.start_ns : 1;
+    ch.wall_at_start_ns = wall_at_start(ch.start_ns);
     ch.pid = cf_replay_header("pid", v, sizeof v) == 0 ? strtol(v, NULL, 10) : 1;
 }
 
@@ -68,7 +89,7 @@ static void point(int device, uint64_t t_ns, const struct cf_coll_values *v, voi
     char name[48];
     if (ch.device >= 0 && device != ch.device) return;
     snprintf(name, sizeof name, "device %d memory", device);
-    open_event("C", name, (double)t_ns / 1e3, 0);
+    open_event("C", name, t_ns, 0);
     fprintf(ch.out,
             ",\"args\":{\"live\":%" PRIu64 ",\"footprint\":%" PRIu64 ",\"pool reserved\":%" PRIu64
             ",\"arena mapped\":%" PRIu64 "}}",
@@ -77,10 +98,14 @@ static void point(int device, uint64_t t_ns, const struct cf_coll_values *v, voi
 
 static void call_slice(const struct cf_event *e)
 {
-    double end = us(e->t_ns), dur = (double)e->ns / 1e3;
-    open_event("X", cf_api_info[e->api].name, end > dur ? end - dur : 0, e->tid);
-    fprintf(ch.out, ",\"dur\":%.3f,\"args\":{\"result\":%" PRId32, dur, e->result);
+    uint64_t end = since_start(e->t_ns);
+    open_event("X", cf_api_info[e->api].name, end > e->ns ? end - e->ns : 0, e->tid);
+    fprintf(ch.out, ",\"dur\":%" PRIu64 ".%03u,\"args\":{\"result\":%" PRId32, e->ns / 1000,
+            (unsigned)(e->ns % 1000), e->result);
     if (e->type == CF_EV_ALLOC) fprintf(ch.out, ",\"size\":%" PRIu64, e->size);
+    /* The stream an allocation is ordered on (0 the legacy default stream), as
+     * a profiler's kernel and copy slices name theirs. */
+    if (e->type == CF_EV_ALLOC) fprintf(ch.out, ",\"stream\":\"0x%" PRIx64 "\"", e->stream);
     if (e->type != CF_EV_CALL) fprintf(ch.out, ",\"addr\":\"0x%" PRIx64 "\"", e->addr);
     fputs("}}", ch.out);
 }
@@ -90,7 +115,7 @@ static void oom_instant(const struct cf_event *e)
     char name[96], a[32];
     snprintf(name, sizeof name, "out of memory: %s %s", cf_api_info[e->api].name,
              cf_fmt_bytes(e->size, a, sizeof a));
-    open_event("i", name, us(e->t_ns), e->tid);
+    open_event("i", name, since_start(e->t_ns), e->tid);
     fprintf(ch.out,
             ",\"s\":\"p\",\"args\":{\"device\":%" PRId32 ",\"request_bytes\":%" PRIu64
             ",\"free_bytes\":%" PRIu64 ",\"total_bytes\":%" PRIu64 "}}",
@@ -101,7 +126,7 @@ static void mark_instant(const struct cf_event *e)
 {
     char text[CF_EV_STR_MAX + 1];
     snprintf(text, sizeof text, "%.*s", (int)e->len, e->str);
-    open_event("i", text, us(e->t_ns), e->tid);
+    open_event("i", text, since_start(e->t_ns), e->tid);
     fputs(",\"s\":\"t\"}", ch.out);
 }
 
@@ -134,7 +159,7 @@ static void peak_instant(int d, const char *what, uint64_t t_ns, uint64_t bytes)
 {
     char name[96], b[32];
     snprintf(name, sizeof name, "device %d %s %s", d, what, cf_fmt_bytes(bytes, b, sizeof b));
-    open_event("i", name, (double)t_ns / 1e3, 0);
+    open_event("i", name, t_ns, 0);
     fprintf(ch.out, ",\"s\":\"p\",\"args\":{\"device\":%d,\"bytes\":%" PRIu64 "}}", d, bytes);
 }
 
@@ -144,7 +169,7 @@ static void findings(const struct cf_snap *s)
         const struct cf_finding *f = &s->findings[i];
         char name[sizeof f->title + 64];
         snprintf(name, sizeof name, "[%s] %s: %s", f->severity, f->id, f->title);
-        open_event("i", name, s->duration_s * 1e6, 0);
+        open_event("i", name, (uint64_t)(s->duration_s * 1e9), 0);
         fputs(",\"s\":\"g\",\"args\":{\"advice\":", ch.out);
         put_str(f->advice);
         fputs("}}", ch.out);
@@ -180,6 +205,10 @@ int cf_export_chrome_end(struct cf_coll *c, const struct cf_export_opts *o, FILE
     }
     findings(s);
     names(s);
-    fputs("\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"cudafrag\"}}\n", out);
+    fprintf(out,
+            "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"cudafrag\","
+            "\"clock\":\"%s\"}}\n",
+            ch.wall_at_start_ns ? "CLOCK_REALTIME microseconds since the epoch"
+                                : "microseconds since the process started");
     return 0;
 }

@@ -115,6 +115,22 @@ static void frame(struct cf_pkw *p, const char *file, unsigned line, const char 
     cf_pkw_setitems(p);
 }
 
+/* Innermost first, as PyTorch's frames are; a function inlined at a frame is a
+ * frame of its own, as in `cudafrag symbolize`. */
+static void sym_frame(struct cf_pkw *p, const struct cf_sym *y)
+{
+    char name[CF_NAME_LEN];
+    if (y->function[0])
+        snprintf(name, sizeof name, "%s", y->function);
+    else if (y->python)
+        snprintf(name, sizeof name, "(python frame %llu)",
+                 (unsigned long long)CF_FRAME_OFFSET(y->addr));
+    else
+        snprintf(name, sizeof name, "%s+0x%llx", y->module[0] ? y->module : "??",
+                 (unsigned long long)y->offset);
+    frame(p, y->line ? y->file : (y->path[0] ? y->path : "??"), y->line, name);
+}
+
 static void frames_of(struct cf_pkw *p, uint32_t id)
 {
     if (id < tz.c->nids && tz.memo_of_site[id]) {
@@ -127,14 +143,11 @@ static void frames_of(struct cf_pkw *p, uint32_t id)
     cf_pkw_mark(p);
     if (st) frame(p, "??", 0, cf_api_info[st->api].name);
     for (unsigned i = 0; st && i < st->nframes; i++) {
-        const struct cf_sym *y = cf_names_frame(st->frames[i]);
-        char name[CF_NAME_LEN];
-        if (y->function[0])
-            snprintf(name, sizeof name, "%s", y->function);
-        else
-            snprintf(name, sizeof name, "%s+0x%llx", y->module[0] ? y->module : "??",
-                     (unsigned long long)y->offset);
-        frame(p, y->line ? y->file : (y->path[0] ? y->path : "??"), y->line, name);
+        if (cf_frame_is_marker(st->frames[i])) continue;
+        const struct cf_sym *chain;
+        unsigned n = cf_names_inlined(st->frames[i], &chain);
+        for (unsigned k = 0; k < n; k++)
+            sym_frame(p, &chain[k]);
     }
     cf_pkw_appends(p);
     uint32_t m = cf_pkw_put(p);

@@ -1,6 +1,8 @@
 /* Frame names are resolved through the replay's DWARF resolver once per
  * distinct frame: a flame graph names the same outer frames (main, _start) for
- * every site, and each lookup walks DWARF. */
+ * every site, and each lookup walks DWARF. A frame is kept with the functions
+ * inlined at it, so that every view shows the callers `cudafrag symbolize` shows;
+ * stacks leave out allocator and interpreter plumbing as the text report does. */
 #include "cli/names.h"
 
 #include <stdio.h>
@@ -8,10 +10,14 @@
 #include <string.h>
 
 #include "cli/replay.h"
+#include "report/fold.h"
+
+#define MAX_INLINED 8
 
 struct cached {
     uint64_t frame;
-    struct cf_sym *sym;
+    struct cf_sym *sym; /* n entries, innermost inlined first */
+    unsigned n;
 };
 
 static struct cached *cache;
@@ -39,28 +45,54 @@ static void cache_grow(void)
     cache_cap = cap;
 }
 
+/* The frame resolved into syms (at most max), folding marked; 0 on failure. */
+static unsigned resolve(uint64_t frame, struct cf_sym *syms, int max)
+{
+    int n = cf_replay_resolve_inlined(frame, syms, max);
+    if (n < 1) return 0;
+    for (int k = 0; k < n; k++) {
+        syms[k].folded = cf_fold_frame(&syms[k]);
+        syms[k].framework = syms[k].folded && cf_fold_framework_only(&syms[k]);
+    }
+    return (unsigned)n;
+}
+
+unsigned cf_names_inlined(uint64_t frame, const struct cf_sym **chain)
+{
+    static struct cf_sym unknown[MAX_INLINED];
+    if ((cache_n + 1) * 2 > cache_cap) cache_grow();
+    size_t i = cache_cap ? home(frame, cache_cap) : 0;
+    for (; cache_cap && cache[i].sym; i = (i + 1) & (cache_cap - 1))
+        if (cache[i].frame == frame) {
+            *chain = cache[i].sym;
+            return cache[i].n;
+        }
+    struct cf_sym *s = NULL;
+    unsigned n = 0;
+    /* Kept only where the table has room (it could not grow: resolved each time). */
+    if ((cache_n + 1) * 2 <= cache_cap) s = calloc(MAX_INLINED, sizeof *s);
+    if (s && (n = resolve(frame, s, MAX_INLINED)) > 0) {
+        cache[i] = (struct cached){frame, s, n};
+        cache_n++;
+        *chain = s;
+        return n;
+    }
+    free(s);
+    n = resolve(frame, unknown, MAX_INLINED);
+    if (n == 0) {
+        memset(unknown, 0, sizeof unknown[0]);
+        unknown[0].addr = (uintptr_t)frame;
+        n = 1;
+    }
+    *chain = unknown;
+    return n;
+}
+
 const struct cf_sym *cf_names_frame(uint64_t frame)
 {
-    static struct cf_sym unknown;
-    if ((cache_n + 1) * 2 > cache_cap) cache_grow();
-    if ((cache_n + 1) * 2 > cache_cap) { /* could not grow: resolve without keeping it */
-        memset(&unknown, 0, sizeof unknown);
-        if (cf_replay_resolve(frame, &unknown) != 0) unknown.addr = (uintptr_t)frame;
-        return &unknown;
-    }
-    size_t i = home(frame, cache_cap);
-    for (; cache[i].sym; i = (i + 1) & (cache_cap - 1))
-        if (cache[i].frame == frame) return cache[i].sym;
-    struct cf_sym *s = calloc(1, sizeof *s);
-    if (s == NULL || cf_replay_resolve(frame, s) != 0) {
-        free(s);
-        memset(&unknown, 0, sizeof unknown);
-        unknown.addr = (uintptr_t)frame;
-        return &unknown;
-    }
-    cache[i] = (struct cached){frame, s};
-    cache_n++;
-    return s;
+    const struct cf_sym *chain;
+    cf_names_inlined(frame, &chain);
+    return chain;
 }
 
 void cf_names_free(void)
@@ -95,6 +127,11 @@ static void frame_entry(const struct cf_sym *y, struct cf_stack_frame *f)
         snprintf(f->name, sizeof f->name, "%.120s (%.48s:%u)", y->function, cf_names_base(y->file),
                  y->line);
         snprintf(f->where, sizeof f->where, "%.160s:%u (python)", y->file, y->line);
+    } else if (y->python) {
+        /* A frame the interpreter gave no name: by its id, never as an address. */
+        snprintf(f->where, sizeof f->where, "(python)%s", line);
+        snprintf(f->name, sizeof f->name, "(python frame %llu)",
+                 (unsigned long long)CF_FRAME_OFFSET(y->addr));
     } else if (y->module[0]) {
         snprintf(f->where, sizeof f->where, "%.100s+0x%llx%s", y->module,
                  (unsigned long long)y->offset, line);
@@ -111,8 +148,32 @@ static void frame_entry(const struct cf_sym *y, struct cf_stack_frame *f)
     clean(f->where);
 }
 
+/* Which of the site's frames a stack shows: as the text report, every one that is
+ * not allocator, interpreter or framework plumbing; when all of them are, the one
+ * the report shows the site by. */
+static bool shown(const struct cf_site *st, unsigned i, int only)
+{
+    if (cf_frame_is_marker(st->frames[i])) return false; /* why Python frames are missing */
+    if (only >= 0) return (int)i == only;
+    return !cf_names_frame(st->frames[i])->folded;
+}
+
+static int only_frame(const struct cf_site *st)
+{
+    int last = -1, framework = -1;
+    for (unsigned i = 0; i < st->nframes; i++) {
+        if (cf_frame_is_marker(st->frames[i])) continue;
+        const struct cf_sym *y = cf_names_frame(st->frames[i]);
+        if (!y->folded) return -1;
+        if (framework < 0 && y->framework) framework = (int)i;
+        last = (int)i;
+    }
+    return framework >= 0 ? framework : last;
+}
+
 void cf_names_stack(const struct cf_snap *s, int site, const char *api, struct cf_stack *out)
 {
+    const unsigned cap = sizeof out->f / sizeof out->f[0] - 1; /* one left for the leaf */
     out->n = 0;
     const struct cf_site *st = site >= 0 && (unsigned)site < s->nsites ? &s->sites[site] : NULL;
     const struct cf_sym *inner = NULL;
@@ -121,11 +182,14 @@ void cf_names_stack(const struct cf_snap *s, int site, const char *api, struct c
         snprintf(f->name, sizeof f->name, "(no call site)");
         snprintf(f->where, sizeof f->where, "allocations recorded without a call stack");
     }
+    int only = st ? only_frame(st) : -1;
     for (unsigned i = st ? st->nframes : 0; i-- > 0;) {
-        if (cf_frame_is_marker(st->frames[i])) continue; /* why Python frames are missing */
-        const struct cf_sym *y = cf_names_frame(st->frames[i]);
-        frame_entry(y, &out->f[out->n++]);
-        inner = y;
+        if (!shown(st, i, only)) continue;
+        const struct cf_sym *chain;
+        unsigned n = cf_names_inlined(st->frames[i], &chain);
+        for (unsigned k = n; k-- > 0 && out->n < cap;)
+            frame_entry(&chain[k], &out->f[out->n++]);
+        inner = &chain[0];
     }
     struct cf_stack_frame *leaf = &out->f[out->n++];
     const char *name = st ? cf_api_info[st->api].name : api;

@@ -16,15 +16,20 @@ struct cf_stack {
     struct cf_stack_frame {
         char name[CF_NAME_LEN];  /* "function", or "module+0x1f2c" when unnamed */
         char where[CF_NAME_LEN]; /* "module+0x1f2c file.c:42", for tooltips */
-    } f[CF_MAX_FRAMES + 2];
+    } f[2 * CF_MAX_FRAMES + 2];  /* room for functions inlined at the frames */
 };
 
 /* The frame (CF_FRAME(module, offset)) resolved, cached; never NULL. */
 const struct cf_sym *cf_names_frame(uint64_t frame);
+/* The frame with the functions inlined at it: *chain holds the returned count
+ * (at least 1) of names, innermost first, each with its own file:line; the first
+ * is cf_names_frame's. Folding (fold.c) is marked on every one. */
+unsigned cf_names_inlined(uint64_t frame, const struct cf_sym **chain);
 void cf_names_free(void);
 
 /* The stack of snapshot site `site` (-1: allocations without a call site, named
- * by `api`); the last entry is "api (file:line)". Names never hold ';' or
+ * by `api`), inlined functions expanded and plumbing folded as in the text
+ * report; the last entry is "api (file:line)". Names never hold ';' or
  * control characters, so they can go into folded stacks as they are. */
 void cf_names_stack(const struct cf_snap *s, int site, const char *api, struct cf_stack *out);
 

@@ -30,7 +30,8 @@ struct replay {
     struct cf_trace trace;
     struct module modules[MAX_MODULES];
     bool have_end;
-    uint64_t last_t, malformed;
+    uint64_t last_t;
+    uint32_t damaged; /* 1 + the index of the first chunk whose events do not decode */
     char reason[64];
     struct cf_dw *dw;
 };
@@ -183,8 +184,10 @@ static void first_pass(struct replay *r)
         if (r->trace.any_defs && !c->defs) continue;
         struct cf_dec dec = {.p = c->data, .end = c->data + c->len};
         struct cf_event e;
-        while (cf_ev_decode(&dec, &e) == 1)
+        int rc;
+        while ((rc = cf_ev_decode(&dec, &e)) == 1)
             first_pass_event(r, &e);
+        if (rc < 0 && !r->damaged) r->damaged = i + 1;
     }
 }
 
@@ -205,7 +208,7 @@ static bool cursor_step(struct replay *r, struct cursor *c)
             if (c->ev.t_ns > r->last_t && c->ev.type != CF_EV_END) r->last_t = c->ev.t_ns;
             return true;
         }
-        if (rc < 0) r->malformed++;
+        if (rc < 0 && !r->damaged) r->damaged = c->chunks[c->next - 1] + 1;
         if (c->next == c->n) return false;
         const struct cf_trace_chunk *k = &r->trace.chunks[c->chunks[c->next++]];
         c->dec = (struct cf_dec){.p = k->data, .end = k->data + k->len};
@@ -288,32 +291,55 @@ static const char *base_name(const char *p)
     return s ? s + 1 : p;
 }
 
-static void resolve_frame(struct cf_sym *s)
+/* The end of a long path is the part a reader needs. */
+static void set_file(struct cf_sym *s, const struct cf_dw_frame *f)
+{
+    if (!f->file[0] || !f->line) return;
+    size_t len = strlen(f->file), keep = sizeof s->file - 1;
+    const char *tail = len > keep ? f->file + len - keep : f->file;
+    snprintf(s->file, sizeof s->file, "%.*s", (int)keep, tail);
+    s->line = f->line;
+}
+
+/* s->addr named into s[0 .. n-1], the frames inlined there innermost first (one
+ * when nothing is inlined or known); returns n, at most max. */
+static int resolve_chain(struct cf_sym *s, int max)
 {
     uint32_t mod = CF_FRAME_MODULE(s->addr);
     uint64_t off = CF_FRAME_OFFSET(s->addr);
     const struct module *m = mod < MAX_MODULES ? &current->modules[mod] : NULL;
     s->offset = s->lookup = off;
-    if (m == NULL || m->path == NULL) return;
+    if (m == NULL || m->path == NULL) return 1;
     snprintf(s->path, sizeof s->path, "%s", m->path);
     snprintf(s->module, sizeof s->module, "%s", base_name(m->path));
     struct cf_dw_frame f[8];
     /* off - 1: a return address may already belong to the next line or function. */
     int n =
         off && cf_replay_dwarf ? cf_dw_lookup(current->dw, m->path, m->build_id, off - 1, f, 8) : 0;
-    if (n <= 0 || f[0].stale) return;
-    snprintf(s->function, sizeof s->function, "%.*s", (int)sizeof s->function - 1, f[0].function);
-    /* Folding matches the function the code belongs to, as the exiting process
-     * (which knows no inlining) did. */
-    if (n > 1)
-        snprintf(s->symbol, sizeof s->symbol, "%.*s", (int)sizeof s->symbol - 1, f[n - 1].function);
-    if (f[0].file[0] && f[0].line) {
-        /* The end of a long path is the part a reader needs. */
-        size_t len = strlen(f[0].file), keep = sizeof s->file - 1;
-        const char *tail = len > keep ? f[0].file + len - keep : f[0].file;
-        snprintf(s->file, sizeof s->file, "%.*s", (int)keep, tail);
-        s->line = f[0].line;
+    if (n <= 0 || f[0].stale) return 1;
+    int all = n;
+    if (n > max) n = max;
+    for (int k = 0; k < n; k++) {
+        if (k) {
+            s[k] = s[0];
+            s[k].file[0] = '\0';
+            s[k].line = 0;
+        }
+        snprintf(s[k].function, sizeof s[k].function, "%.*s", (int)sizeof s[k].function - 1,
+                 f[k].function);
+        /* Folding matches the function the code belongs to, as the exiting process
+         * (which knows no inlining) did. */
+        if (all > 1)
+            snprintf(s[k].symbol, sizeof s[k].symbol, "%.*s", (int)sizeof s[k].symbol - 1,
+                     f[all - 1].function);
+        set_file(&s[k], &f[k]);
     }
+    return n;
+}
+
+static void resolve_frame(struct cf_sym *s)
+{
+    resolve_chain(s, 1);
 }
 
 /* ---- the command ---- */
@@ -322,12 +348,10 @@ static void say_what_was_read(const struct replay *r)
 {
     if (r->trace.truncated)
         fprintf(stderr,
-                "cudafrag: %s ends inside a chunk (the process was killed?): "
-                "the report covers the events up to its last whole chunk\n",
-                r->trace.path);
-    if (r->malformed)
-        fprintf(stderr, "cudafrag: %s: %llu damaged chunk(s) were read up to the damage\n",
-                r->trace.path, (unsigned long long)r->malformed);
+                "cudafrag: %s is truncated at chunk %u (byte offset %llu): the process was "
+                "killed? The report covers the events up to its last whole chunk\n",
+                r->trace.path, r->trace.truncated_chunk,
+                (unsigned long long)r->trace.truncated_offset);
     if (!r->have_end)
         fprintf(stderr,
                 "cudafrag: %s has no final report mark (the process did not exit "
@@ -351,6 +375,14 @@ static int replay_loaded(struct replay *r, int loaded, const struct cf_replay_ho
     r->dw = cf_dw_open();
     first_pass(r);
     int rc = second_pass(r, hooks);
+    if (r->damaged) {
+        /* A chunk that passed its checks but does not decode: never reported from. */
+        cf_trace_damaged(&r->trace, r->damaged - 1, "its events do not decode");
+        fprintf(stderr, "cudafrag: %s\n", r->trace.error);
+        memset(s, 0, sizeof *s);
+        cf_replay_close(s);
+        return 1;
+    }
     if (!r->have_end) cf_snap_replay_end_ns = r->last_t;
     say_what_was_read(r);
     cf_symtab_resolver = resolve_frame;
@@ -406,6 +438,16 @@ int cf_replay_resolve(uint64_t frame, struct cf_sym *out)
     else
         resolve_frame(out);
     return 0;
+}
+
+int cf_replay_resolve_inlined(uint64_t frame, struct cf_sym *out, int max)
+{
+    if (current == NULL || max < 1) return -1;
+    memset(out, 0, sizeof *out * (size_t)max);
+    out->addr = (uintptr_t)frame;
+    if (!cf_frame_is_python(frame)) return resolve_chain(out, max);
+    cf_sym_python(out);
+    return 1;
 }
 
 int cf_replay_module(uint64_t frame, char *path, size_t n)

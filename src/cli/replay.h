@@ -30,6 +30,11 @@ void cf_replay_close(struct cf_snap *s);
  * function, file:line from DWARF, module basename and offset; a Python frame
  * (CF_FRAME(CF_PY_MODULE, id)) by its function and file:line. */
 int cf_replay_resolve(uint64_t frame, struct cf_sym *out);
+/* The same with the functions inlined at the frame: out[0 .. n-1] innermost
+ * first, each with its own function and file:line (out[0] is what
+ * cf_replay_resolve names, but for symbol); returns n (1 when nothing is
+ * inlined), at most max, or -1 without a replay. */
+int cf_replay_resolve_inlined(uint64_t frame, struct cf_sym *out, int max);
 
 /* The path of a native trace frame's module while a replay is open, without
  * reading its debug information: 0, or -1 (a Python frame, an unknown module). */

@@ -22,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <zlib.h>
 
 #include "cli/cmdline.h"
 #include "cli/input.h"
@@ -431,13 +433,15 @@ struct writer {
 static void flush_chunk(struct writer *w)
 {
     if (w->enc.len == 0) return;
-    uint8_t h[24];
+    uint8_t h[CF_CHUNK_HEADER_V2];
     put_u32(h, CF_CHUNK_MAGIC);
     put_u32(h + 4, w->defs ? CF_CHUNK_DEFS : 0); /* stored raw */
     put_u32(h + 8, 1);                           /* one thread */
     put_u32(h + 12, w->nevents);
     put_u32(h + 16, w->enc.len);
     put_u32(h + 20, w->enc.len);
+    put_u32(h + 24, (uint32_t)crc32(0, w->enc.buf, w->enc.len));
+    put_u32(h + 28, (uint32_t)crc32(0, h, CF_CHUNK_CRC_COVERS));
     if (fwrite(h, 1, sizeof h, w->f) != sizeof h ||
         fwrite(w->enc.buf, 1, w->enc.len, w->f) != w->enc.len)
         w->failed = true;
@@ -474,11 +478,12 @@ static void header(struct writer *w, const struct conv *c, const char *snapshot)
         n += snprintf(h + n, sizeof h - (size_t)n, "pool_name=0x%llx %s\n",
                       (unsigned long long)POOL_OF(d), c->pool_name[d]);
     if (n < 0 || (size_t)n >= sizeof h) n = 0;
-    uint8_t fixed[8];
+    uint8_t fixed[8], check[4];
     put_u32(fixed, CF_TRACE_VERSION);
     put_u32(fixed + 4, (uint32_t)n);
+    put_u32(check, (uint32_t)crc32(crc32(0, fixed, 8), (const Bytef *)h, (uInt)n));
     if (fwrite(CF_TRACE_MAGIC, 1, 8, w->f) != 8 || fwrite(fixed, 1, 8, w->f) != 8 ||
-        fwrite(h, 1, (size_t)n, w->f) != (size_t)n)
+        fwrite(h, 1, (size_t)n, w->f) != (size_t)n || fwrite(check, 1, 4, w->f) != 4)
         w->failed = true;
 }
 

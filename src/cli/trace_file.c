@@ -7,15 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 #include <zstd.h>
 
 #define MAX_HEADER (1u << 20)
 #define MAX_RAW    (16u << 20) /* a chunk's events, decompressed */
 #define MAX_CHUNKS (1u << 24)
-
-struct chunk_header {
-    uint32_t magic, flags, tid, nevents, raw_len, stored_len;
-};
 
 static int fail(struct cf_trace *t, const char *fmt, const char *arg)
 {
@@ -23,24 +20,81 @@ static int fail(struct cf_trace *t, const char *fmt, const char *arg)
     return -1;
 }
 
-static int read_header(struct cf_trace *t, FILE *f)
+static uint32_t crc_of(uint32_t crc, const void *p, size_t n)
+{
+    return (uint32_t)crc32(crc, (const Bytef *)p, (uInt)n);
+}
+
+enum { CHUNK_READ = 1, CHUNK_END = 0, CHUNK_CUT = -1, CHUNK_BAD = -2 };
+
+/* Where the reader is: a damaged or truncated chunk is named by both. */
+struct pos {
+    FILE *f;
+    uint64_t offset;
+    uint32_t chunk; /* chunks read so far */
+};
+
+static size_t read_at(struct pos *at, void *p, size_t n)
+{
+    size_t got = fread(p, 1, n, at->f);
+    at->offset += got;
+    return got;
+}
+
+static int read_header(struct cf_trace *t, struct pos *at)
 {
     char magic[8];
     uint32_t fixed[2];
-    if (fread(magic, 1, 8, f) != 8 || memcmp(magic, CF_TRACE_MAGIC, 8) != 0)
+    if (read_at(at, magic, 8) != 8 || memcmp(magic, CF_TRACE_MAGIC, 8) != 0)
         return fail(t, "%s is not a cudafrag trace", t->path);
-    if (fread(fixed, sizeof fixed[0], 2, f) != 2) return fail(t, "%s: header cut short", t->path);
-    if (fixed[0] != CF_TRACE_VERSION)
+    if (read_at(at, fixed, sizeof fixed) != sizeof fixed)
+        return fail(t, "%s: header cut short", t->path);
+    if (fixed[0] != CF_TRACE_VERSION && fixed[0] != CF_TRACE_VERSION_UNCHECKED)
         return fail(t, "%s: trace format version not supported by this cudafrag", t->path);
+    t->version = fixed[0];
     if (fixed[1] > MAX_HEADER) return fail(t, "%s: header too large", t->path);
     t->header = calloc(1, fixed[1] + 1);
-    if (t->header == NULL || fread(t->header, 1, fixed[1], f) != fixed[1])
+    if (t->header == NULL || read_at(at, t->header, fixed[1]) != fixed[1])
         return fail(t, "%s: header cut short", t->path);
     t->header_len = fixed[1];
+    if (t->version == CF_TRACE_VERSION_UNCHECKED) return 0;
+    uint32_t check;
+    if (read_at(at, &check, sizeof check) != sizeof check)
+        return fail(t, "%s: header cut short", t->path);
+    if (check != crc_of(crc_of(0, fixed, sizeof fixed), t->header, fixed[1]))
+        return fail(t, "%s: damaged in its header (byte offset 8): it fails its check", t->path);
     return 0;
 }
 
-static int add_chunk(struct cf_trace *t, uint32_t tid, bool defs, uint8_t *data, uint32_t len)
+/* CHUNK_BAD, t->error saying that chunk `number` (1-based), at offset, is damaged. */
+static int say_damaged(struct cf_trace *t, uint32_t number, uint64_t offset, const char *what)
+{
+    snprintf(t->error, sizeof t->error,
+             "%s: damaged at chunk %u (byte offset %llu): %s; no report is made from a "
+             "damaged trace",
+             t->path, number, (unsigned long long)offset, what);
+    return CHUNK_BAD;
+}
+
+int cf_trace_damaged(struct cf_trace *t, uint32_t i, const char *what)
+{
+    say_damaged(t, i + 1, i < t->nchunks ? t->chunks[i].offset : 0, what);
+    return -1;
+}
+
+/* The chunk being read, which starts at start, is damaged. */
+static int damaged_here(struct cf_trace *t, const struct pos *at, uint64_t start, const char *what)
+{
+    return say_damaged(t, at->chunk + 1, start, what);
+}
+
+static int no_memory(struct cf_trace *t)
+{
+    fail(t, "%s: out of memory while reading the trace", t->path);
+    return CHUNK_BAD;
+}
+
+static int add_chunk(struct cf_trace *t, const struct cf_trace_chunk *chunk)
 {
     if (t->nchunks == t->cap) {
         uint32_t cap = t->cap ? t->cap * 2 : 256;
@@ -50,9 +104,8 @@ static int add_chunk(struct cf_trace *t, uint32_t tid, bool defs, uint8_t *data,
         t->chunks = c;
         t->cap = cap;
     }
-    t->chunks[t->nchunks++] =
-        (struct cf_trace_chunk){.tid = tid, .defs = defs, .data = data, .len = len};
-    t->any_defs |= defs;
+    t->chunks[t->nchunks++] = *chunk;
+    t->any_defs |= chunk->defs;
     return 0;
 }
 
@@ -73,52 +126,90 @@ static void *scratch_for(struct scratch *s, size_t n)
     return p;
 }
 
-/* 1: a chunk was read, 0: clean end of file, -1: the file ends inside a chunk or
- * the chunk is damaged (what came before it stays usable). */
-static int read_chunk(struct cf_trace *t, FILE *f, struct scratch *scratch)
+/* The chunk's header: CHUNK_READ, CHUNK_END (the file ends before it), CHUNK_CUT
+ * (inside it) or CHUNK_BAD (t->error said why). */
+static int read_chunk_header(struct cf_trace *t, struct pos *at, struct cf_chunk_header *h)
 {
-    struct chunk_header h;
-    size_t got = fread(&h, 1, sizeof h, f);
-    if (got == 0 && feof(f)) return 0;
-    if (got != sizeof h || h.magic != CF_CHUNK_MAGIC || h.raw_len > MAX_RAW ||
-        h.stored_len > MAX_RAW + (MAX_RAW >> 7) + 1024)
-        return -1;
+    uint64_t start = at->offset;
+    size_t want = t->version == CF_TRACE_VERSION ? CF_CHUNK_HEADER_V2 : CF_CHUNK_HEADER_V1;
+    size_t got = read_at(at, h, want);
+    if (got == 0 && feof(at->f)) return CHUNK_END;
+    if (got != want) return CHUNK_CUT;
+    if (want == CF_CHUNK_HEADER_V2 && h->header_crc != crc_of(0, h, CF_CHUNK_CRC_COVERS))
+        return damaged_here(t, at, start, "its header fails its check");
+    if (h->magic != CF_CHUNK_MAGIC) return damaged_here(t, at, start, "no chunk starts there");
+    if (h->raw_len > MAX_RAW || h->stored_len > MAX_RAW + (MAX_RAW >> 7) + 1024 ||
+        (!(h->flags & CF_CHUNK_ZSTD) && h->stored_len != h->raw_len))
+        return damaged_here(t, at, start, "its lengths are impossible");
+    return CHUNK_READ;
+}
+
+/* The chunk's payload into raw (h->raw_len bytes): CHUNK_READ, CHUNK_CUT or
+ * CHUNK_BAD. */
+static int read_payload(struct cf_trace *t, struct pos *at, uint64_t start,
+                        const struct cf_chunk_header *h, struct scratch *scratch, uint8_t *raw)
+{
+    bool zstd = (h->flags & CF_CHUNK_ZSTD) != 0;
+    uint8_t *in = zstd ? scratch_for(scratch, h->stored_len ? h->stored_len : 1) : raw;
+    if (in == NULL) return no_memory(t);
+    if (read_at(at, in, h->stored_len) != h->stored_len) return CHUNK_CUT;
+    if (t->version == CF_TRACE_VERSION && h->payload_crc != crc_of(0, in, h->stored_len))
+        return damaged_here(t, at, start, "its events fail their check");
+    if (zstd && ZSTD_decompress(raw, h->raw_len, in, h->stored_len) != h->raw_len)
+        return damaged_here(t, at, start, "its events do not decompress");
+    return CHUNK_READ;
+}
+
+static int read_chunk(struct cf_trace *t, struct pos *at, struct scratch *scratch)
+{
+    uint64_t start = at->offset;
+    struct cf_chunk_header h;
+    int rc = read_chunk_header(t, at, &h);
+    if (rc != CHUNK_READ) return rc;
     uint8_t *raw = malloc(h.raw_len ? h.raw_len : 1);
-    if (raw == NULL) return -1;
-    bool ok;
-    if (h.flags & CF_CHUNK_ZSTD) {
-        void *in = scratch_for(scratch, h.stored_len ? h.stored_len : 1);
-        ok = in && fread(in, 1, h.stored_len, f) == h.stored_len &&
-             ZSTD_decompress(raw, h.raw_len, in, h.stored_len) == h.raw_len;
-    } else {
-        ok = h.stored_len == h.raw_len && fread(raw, 1, h.raw_len, f) == h.raw_len;
-    }
-    if (!ok || add_chunk(t, h.tid, (h.flags & CF_CHUNK_DEFS) != 0, raw, h.raw_len) != 0) {
+    if (raw == NULL) return no_memory(t);
+    rc = read_payload(t, at, start, &h, scratch, raw);
+    struct cf_trace_chunk c = {.tid = h.tid,
+                               .defs = (h.flags & CF_CHUNK_DEFS) != 0,
+                               .data = raw,
+                               .len = h.raw_len,
+                               .offset = start};
+    if (rc == CHUNK_READ && add_chunk(t, &c) != 0) rc = no_memory(t);
+    if (rc != CHUNK_READ) {
         free(raw);
-        return -1;
+        return rc;
     }
     t->events_declared += h.nevents;
-    return 1;
+    at->chunk++;
+    return CHUNK_READ;
 }
 
 static int load(struct cf_trace *t, FILE *f)
 {
-    int rc = read_header(t, f);
+    struct pos at = {.f = f};
+    int rc = read_header(t, &at);
     struct scratch scratch = {0};
     while (rc == 0) {
-        int r = read_chunk(t, f, &scratch);
-        if (r == 0) break;
-        if (r < 0) {
+        uint64_t start = at.offset;
+        int r = read_chunk(t, &at, &scratch);
+        if (r == CHUNK_END) break;
+        if (r == CHUNK_CUT) {
             t->truncated = true;
+            t->truncated_chunk = at.chunk + 1;
+            t->truncated_offset = start;
             break;
         }
+        if (r == CHUNK_BAD) rc = -1;
     }
     free(scratch.p);
-    fclose(f);
+    fclose(at.f);
     if (rc != 0) {
-        /* The caller gets the message, not a half-read header to free. */
-        free(t->header);
-        t->header = NULL;
+        /* The caller gets the message, not a half-read trace to free. */
+        char error[sizeof t->error];
+        memcpy(error, t->error, sizeof error);
+        cf_trace_unload(t);
+        memcpy(t->error, error, sizeof error);
+        return -1;
     }
     return rc;
 }

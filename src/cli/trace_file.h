@@ -13,6 +13,7 @@ struct cf_trace_chunk {
     bool defs;     /* the writer marked it as holding SITE, MODULE or END events */
     uint8_t *data; /* encoded events (record/trace_codec.c) */
     uint32_t len;
+    uint64_t offset; /* of its header in the file, for a message on damage */
 };
 
 struct cf_trace {
@@ -22,18 +23,25 @@ struct cf_trace {
     struct cf_trace_chunk *chunks; /* in file order */
     uint32_t nchunks, cap;
     uint64_t events_declared;
-    bool any_defs;  /* some chunk is marked: unmarked ones need no first look */
-    bool truncated; /* the file ends inside a chunk: the process was killed */
+    bool any_defs; /* some chunk is marked: unmarked ones need no first look */
+    uint32_t version;
+    bool truncated;           /* the file ends inside a chunk: the process was killed */
+    uint32_t truncated_chunk; /* 1-based, with the byte offset where it starts */
+    uint64_t truncated_offset;
     char error[4352];
 };
 
-/* 0, or -1 with t->error set (the file is not a readable trace). A damaged or
- * incomplete tail only sets t->truncated. */
+/* 0, or -1 with t->error set: the file is not a readable trace, or it is damaged
+ * (a check fails, a chunk is malformed: "damaged at chunk N (byte offset X)").
+ * A file that ends inside a chunk is not damaged: t->truncated is set and the
+ * chunks before are read. */
 int cf_trace_load(struct cf_trace *t, const char *path);
 /* The same from the bytes of a trace already read (a pipe read once); name
  * stands for the file in messages. */
 int cf_trace_load_mem(struct cf_trace *t, const char *name, const void *data, size_t len);
 void cf_trace_unload(struct cf_trace *t);
+/* t->error: chunk i (0-based) is damaged, as `what` says. Returns -1. */
+int cf_trace_damaged(struct cf_trace *t, uint32_t i, const char *what);
 /* The value of the first "key=" line after `after` (NULL: from the start);
  * returns where to continue, NULL when there is none. */
 const char *cf_trace_header_next(const struct cf_trace *t, const char *key, const char *after,

@@ -257,6 +257,7 @@ static char *read_all(int fd, size_t *len)
     return buf;
 }
 
+/* 0, -1, or 2 when the child failed having said why (a damaged trace). */
 static int trace_json(const char *path, const char *data, size_t size, struct cf_json *j)
 {
     int fds[2];
@@ -275,6 +276,7 @@ static int trace_json(const char *path, const char *data, size_t size, struct cf
     if (pid > 0) waitpid(pid, &status, 0);
     int rc = -1;
     if (text && WIFEXITED(status) && WEXITSTATUS(status) == 0) rc = cf_json_parse(j, text, len);
+    if (pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 1) rc = 2;
     free(text);
     return rc;
 }
@@ -293,7 +295,9 @@ int cf_view_load(const char *path, struct cf_view *v)
     int rc = trace ? trace_json(path, data, len, &j) : cf_json_parse(&j, data, len);
     free(data);
     if (rc != 0 && !trace) fprintf(stderr, "cudafrag: %s: %s\n", path, j.error);
-    if (rc != 0 && trace) fprintf(stderr, "cudafrag: %s: the trace could not be read\n", path);
+    if (rc != 0 && rc != 2 && trace)
+        fprintf(stderr, "cudafrag: %s: the trace could not be read\n", path);
+    if (rc == 2) return 2; /* the replay said why: the trace is damaged or unsupported */
     if (rc == 0 && (rc = from_json(v, &j)) != 0)
         fprintf(stderr, "cudafrag: %s is not a cudafrag report (no summary or devices)\n", path);
     cf_json_free(&j);

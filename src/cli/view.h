@@ -50,7 +50,9 @@ struct cf_view {
 };
 
 /* A JSON report, or a trace (replayed in a child process: one replay per
- * process), read once (path may be a pipe). 0, or 1 with a message on stderr. */
+ * process), read once (path may be a pipe). 0, or with a message on stderr 1 (a
+ * malformed report) or 2 (a trace that cannot be read: damaged, or of an
+ * unsupported version). */
 int cf_view_load(const char *path, struct cf_view *v);
 void cf_view_free(struct cf_view *v);
 const struct cf_view_site *cf_view_find(const struct cf_view *v, const char *key);

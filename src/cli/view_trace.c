@@ -26,9 +26,8 @@ static void knum(struct cf_buf *b, const char *k, double v)
     cf_buf_json_num(b, v);
 }
 
-static void frame(struct cf_buf *b, uintptr_t addr)
+static void sym_frame(struct cf_buf *b, const struct cf_sym *y)
 {
-    const struct cf_sym *y = cf_names_frame(addr);
     cf_buf_puts(b, "{");
     kstr(b, "function", y->function[0] ? y->function : NULL);
     cf_buf_puts(b, ",");
@@ -36,6 +35,19 @@ static void frame(struct cf_buf *b, uintptr_t addr)
     cf_buf_puts(b, ",");
     kstr(b, "file", y->line ? y->file : NULL);
     cf_buf_printf(b, ",\"line\":%u}", y->line);
+}
+
+/* The frame and the functions inlined at it, innermost first, up to *left in all;
+ * returns how many were written. */
+static unsigned frame(struct cf_buf *b, uintptr_t addr, unsigned written, unsigned left)
+{
+    const struct cf_sym *chain;
+    unsigned n = cf_names_inlined(addr, &chain), k;
+    for (k = 0; k < n && k < left; k++) {
+        if (written + k) cf_buf_puts(b, ",");
+        sym_frame(b, &chain[k]);
+    }
+    return k;
 }
 
 static void site(struct cf_buf *b, const struct cf_snap *s, int idx)
@@ -55,10 +67,9 @@ static void site(struct cf_buf *b, const struct cf_snap *s, int idx)
         if (cf_frame_is_marker(st->frames[f])) continue;
         outer = f;
         if (cf_fold_frame(cf_names_frame(st->frames[f]))) continue;
-        if (k++) cf_buf_puts(b, ",");
-        frame(b, st->frames[f]);
+        k += frame(b, st->frames[f], k, 4 - k);
     }
-    if (k == 0 && outer < st->nframes) frame(b, st->frames[outer]);
+    if (k == 0 && outer < st->nframes) frame(b, st->frames[outer], 0, 4);
     cf_buf_puts(b, "]}");
 }
 

@@ -11,11 +11,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CF_TRACE_MAGIC   "CFTRACE\0"
-#define CF_TRACE_VERSION 1
-#define CF_CHUNK_MAGIC   0x4b434643u /* "CFCK" */
-#define CF_CHUNK_ZSTD    1u          /* payload is one zstd frame */
-#define CF_CHUNK_DEFS    2u          /* holds SITE, MODULE, PYFRAME or END events: read first */
+#define CF_TRACE_MAGIC "CFTRACE\0"
+/* Version 2 added CRC-32 checks (the file header's, each chunk's header's and
+ * payload's): a damaged file is told from a truncated one. Version 1 is read. */
+#define CF_TRACE_VERSION           2
+#define CF_TRACE_VERSION_UNCHECKED 1
+#define CF_CHUNK_MAGIC             0x4b434643u /* "CFCK" */
+#define CF_CHUNK_ZSTD              1u          /* payload is one zstd frame */
+#define CF_CHUNK_DEFS              2u /* holds SITE, MODULE, PYFRAME or END events: read first */
+
+/* A chunk's header as the file holds it (little-endian). Version 1's ends before
+ * payload_crc; both CRC-32s (zlib's crc32) are version 2's: payload_crc over the
+ * stored payload, header_crc over the 28 bytes before it. */
+struct cf_chunk_header {
+    uint32_t magic, flags, tid, nevents, raw_len, stored_len;
+    uint32_t payload_crc, header_crc;
+};
+#define CF_CHUNK_HEADER_V1  24u
+#define CF_CHUNK_HEADER_V2  32u
+#define CF_CHUNK_CRC_COVERS 28u
+_Static_assert(sizeof(struct cf_chunk_header) == CF_CHUNK_HEADER_V2, "the chunk header's layout");
 
 // clang-format off
 /* X(id, value): the numbers are part of the file format. */

@@ -98,6 +98,25 @@ static uint8_t *zbuf;
 static size_t zbuf_cap;
 static uint8_t *ebuf; /* the writer's encoded chunk, ENCODED_MAX bytes */
 
+/* zlib's crc32, loaded as libzstd is: chunks and the file header carry CRC-32s
+ * (format version 2) so a reader tells a damaged trace from a truncated one.
+ * Without it the file is written as version 1, unchecked. */
+typedef unsigned long (*crc32_fn)(unsigned long, const unsigned char *, unsigned);
+static crc32_fn crc32_of;
+
+static void load_crc(void)
+{
+    void *h = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
+    crc32_of = h ? (crc32_fn)dlsym(h, "crc32") : NULL;
+    if (crc32_of == NULL)
+        cf_log("libz.so.1 not found: the trace is written without checksums (format version 1)");
+}
+
+static uint32_t crc_of(uint32_t crc, const void *p, size_t n)
+{
+    return (uint32_t)crc32_of(crc, (const unsigned char *)p, (unsigned)n);
+}
+
 static void load_zstd(void)
 {
     /* Once: a forked child that opens its own trace keeps what its parent loaded. */
@@ -387,11 +406,16 @@ static void open_file(void)
 {
     if (fd >= 0 || open_failed) return;
     fd = open_trace(trace_path);
-    uint32_t fixed[2] = {CF_TRACE_VERSION, trace_header_len};
-    struct iovec iov[3] = {
-        {CF_TRACE_MAGIC, 8}, {fixed, sizeof fixed}, {trace_header, trace_header_len}};
-    ssize_t want = (ssize_t)(8 + sizeof fixed + trace_header_len);
-    if (fd >= 0 && writev(fd, iov, 3) != want) {
+    uint32_t fixed[2] = {crc32_of ? CF_TRACE_VERSION : CF_TRACE_VERSION_UNCHECKED,
+                         trace_header_len};
+    uint32_t check = 0;
+    if (crc32_of) check = crc_of(crc_of(0, fixed, sizeof fixed), trace_header, trace_header_len);
+    struct iovec iov[4] = {{CF_TRACE_MAGIC, 8},
+                           {fixed, sizeof fixed},
+                           {trace_header, trace_header_len},
+                           {&check, crc32_of ? sizeof check : 0}};
+    ssize_t want = (ssize_t)(8 + sizeof fixed + trace_header_len + iov[3].iov_len);
+    if (fd >= 0 && writev(fd, iov, 4) != want) {
         cf_log("cannot write the trace %s (%s); tracing is off", trace_path, strerror(errno));
         close(fd);
         fd = -1;
@@ -404,10 +428,6 @@ static void open_file(void)
 }
 
 /* ---- the writer ---- */
-
-struct chunk_header {
-    uint32_t magic, flags, tid, nevents, raw_len, stored_len;
-};
 
 /* b's records, encoded into ebuf (deltas from the chunk's first event); false if
  * they did not fit, which ENCODED_MAX rules out. */
@@ -432,12 +452,12 @@ static void write_block(struct block *b)
         __atomic_add_fetch(&chunks_lost, 1, __ATOMIC_RELAXED);
         return;
     }
-    struct chunk_header h = {.magic = CF_CHUNK_MAGIC,
-                             .flags = b->defs ? CF_CHUNK_DEFS : 0,
-                             .tid = b->tid,
-                             .nevents = b->nevents,
-                             .raw_len = enc.len,
-                             .stored_len = enc.len};
+    struct cf_chunk_header h = {.magic = CF_CHUNK_MAGIC,
+                                .flags = b->defs ? CF_CHUNK_DEFS : 0,
+                                .tid = b->tid,
+                                .nevents = b->nevents,
+                                .raw_len = enc.len,
+                                .stored_len = enc.len};
     const void *payload = ebuf;
     if (zstd_compress) {
         size_t n = zstd_compress(zbuf, zbuf_cap, ebuf, enc.len, 1);
@@ -447,10 +467,29 @@ static void write_block(struct block *b)
             payload = zbuf;
         }
     }
-    struct iovec iov[2] = {{&h, sizeof h}, {(void *)payload, h.stored_len}};
-    ssize_t want = (ssize_t)(sizeof h + h.stored_len);
+    size_t hlen = CF_CHUNK_HEADER_V1;
+    if (crc32_of) {
+        h.payload_crc = crc_of(0, payload, h.stored_len);
+        h.header_crc = crc_of(0, &h, CF_CHUNK_CRC_COVERS);
+        hlen = CF_CHUNK_HEADER_V2;
+    }
+    struct iovec iov[2] = {{&h, hlen}, {(void *)payload, h.stored_len}};
+    ssize_t want = (ssize_t)(hlen + h.stored_len);
     open_file();
-    if (fd < 0 || writev(fd, iov, 2) != want) {
+    if (fd < 0) {
+        __atomic_add_fetch(&chunks_lost, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    ssize_t got = writev(fd, iov, 2);
+    if (got != want) {
+        /* A part of a chunk (a full disk) would read as damage in the middle of
+         * the file once later chunks follow it: it is cut off again. */
+        if (got > 0 && (ftruncate(fd, (off_t)bytes_written) != 0 ||
+                        lseek(fd, (off_t)bytes_written, SEEK_SET) != (off_t)bytes_written)) {
+            close(fd);
+            fd = -1;
+            open_failed = true;
+        }
         __atomic_add_fetch(&chunks_lost, 1, __ATOMIC_RELAXED);
         return;
     }
@@ -627,6 +666,7 @@ int cf_trace_open(const char *path, const void *header, uint32_t header_len)
         return -1;
     }
     load_zstd();
+    load_crc();
     __atomic_store_n(&state, T_WRITING, __ATOMIC_RELAXED);
     if (!start_writer()) cf_log("cannot start the trace writer; the trace is written at exit");
     return 0;

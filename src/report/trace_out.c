@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "config/config.h"
 #include "record/trace.h"
 #include "report/outpath.h"
@@ -25,6 +26,23 @@ static size_t put_line(char *buf, size_t len, size_t cap, const char *key, const
 {
     int w = snprintf(buf + len, cap - len, "%s=%.*s\n", key, (int)strcspn(value, "\n"), value);
     return w > 0 && (size_t)w < cap - len ? len + (size_t)w : len;
+}
+
+/* One instant on both clocks, so that a reader puts the events (CLOCK_MONOTONIC's
+ * scale) on the wall clock that profilers such as Kineto and Nsight Systems use:
+ * the wall clock read between two reads of the event clock, taken at their middle. */
+static size_t clock_base(char *buf, size_t len, size_t cap)
+{
+    struct timespec wall;
+    char num[32];
+    uint64_t before = cf_now_ns();
+    clock_gettime(CLOCK_REALTIME, &wall);
+    uint64_t after = cf_now_ns();
+    snprintf(num, sizeof num, "%llu",
+             (unsigned long long)wall.tv_sec * 1000000000ull + (unsigned long long)wall.tv_nsec);
+    len = put_line(buf, len, cap, "realtime_base_ns", num);
+    snprintf(num, sizeof num, "%llu", (unsigned long long)(before + (after - before) / 2));
+    return put_line(buf, len, cap, "monotonic_base_ns", num);
 }
 
 static size_t build_header(char *buf, size_t cap)
@@ -45,6 +63,7 @@ static size_t build_header(char *buf, size_t cap)
     len = put_line(buf, len, cap, "start_ns", num);
     snprintf(num, sizeof num, "%lld", (long long)wall.tv_sec);
     len = put_line(buf, len, cap, "wall_start_s", num);
+    len = clock_base(buf, len, cap);
     for (char **e = environ; e && *e; e++)
         if (strncmp(*e, "CUDAFRAG_", 9) == 0) len = put_line(buf, len, cap, "env", *e);
     return len;

@@ -23,3 +23,17 @@ replayed replay.txt
 replayed replay.json --json
 python3 "$here/check_pyframes.py" "$mode" "$dir/pyframes.py" "$dir/r.txt" "$dir/r.json" \
     "$dir/replay.txt" "$dir/replay.json" || { sed -n '/top call sites/,$p' "$dir/r.txt"; exit 1; }
+# The flame-graph views name the same Python frames, with the interpreter's own
+# native frames folded away as in the report: no frame by its raw id.
+"$cli" export "$dir/r.cftrace" --format folded >"$dir/folded" 2>"$dir/folded.err" ||
+    fail "export --format folded failed: $(cat "$dir/folded.err")"
+"$cli" report "$dir/r.cftrace" --html "$dir/r.html" 2>"$dir/html.err" ||
+    fail "report --html failed: $(cat "$dir/html.err")"
+site_a=$(grep -n "# SITE_A$" "$dir/pyframes.py" | cut -d: -f1)
+# Python frames fold as Python profilers write them: function (file:line).
+grep -q "^<module> (pyframes.py:[0-9]*);main (pyframes.py:[0-9]*);alloc_a (pyframes.py:$site_a);cudaMalloc (pyframes.py:$site_a) " "$dir/folded" ||
+    fail "the folded export does not name alloc_a's Python frames: $(cat "$dir/folded")"
+! grep -q "0xffffff\|_PyEval_EvalFrame" "$dir/folded" ||
+    fail "the folded export shows Python frames by id or the eval loop: $(cat "$dir/folded")"
+grep -q "<title>alloc_a (pyframes.py:$site_a)$" "$dir/r.html" && ! grep -q "0xffffff" "$dir/r.html" ||
+    fail "the HTML icicle does not name the Python frames"

@@ -250,9 +250,11 @@ def check_views(text_path, folded_path, html_path):
 
 
 def events(path):
-    """A trace's bytes after its header (which names the snapshot)."""
+    """A trace's bytes after its header (which names the snapshot) and, from
+    version 2 on, the header's check word."""
     data = open(path, "rb").read()
-    return data[16 + struct.unpack_from("<I", data, 12)[0]:]
+    version, length = struct.unpack_from("<II", data, 8)
+    return data[16 + length + (4 if version >= 2 else 0):]
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 import zlib
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
@@ -392,6 +393,13 @@ def case_torch():
         f0 = allocs[0]["frames"]
         expect(all(set(fr) == {"filename", "line", "name"} for fr in f0), "frame keys")
         expect(any(fr["name"] == "main" or fr["line"] > 0 for fr in f0), "frames not named")
+        if name == "video_pipeline":
+            # alloc_frame and run are inlined into main: each is a frame of its own.
+            want = [("alloc_frame", line_of("SYM_ALLOC_FRAME")), ("run", line_of("SYM_RUN")),
+                    ("main", line_of("SYM_MAIN"))]
+            chains = {tuple((fr["name"], fr["line"]) for fr in a["frames"][1:4]) for a in allocs}
+            expect(tuple(want) in chains, "no inlined callers %s in the frames: %s"
+                   % (want, sorted(chains)[:3]))
 
 
 def case_chrome():
@@ -412,6 +420,18 @@ def case_chrome():
         calls = [e for e in ev if e["ph"] == "X"]
         api_calls = sum(a["calls"] for a in report["apis"])
         expect(len(calls) == api_calls, "call slices %d, API calls %d" % (len(calls), api_calls))
+        # On the wall clock (microseconds since the epoch), as Kineto's and
+        # Nsight Systems' traces are, so that they line up.
+        expect(all(abs(e["ts"] / 1e6 - time.time()) < 3600 for e in ev),
+               "timestamps not on the wall clock: %s" % sorted(e["ts"] for e in ev)[:3])
+        expect(chrome["otherData"].get("clock", "").startswith("CLOCK_REALTIME"), "clock")
+        allocs = [e for e in calls if e["name"].startswith("cudaMalloc")]
+        expect(allocs and all(re.fullmatch(r"0x[0-9a-f]+", e["args"].get("stream", ""))
+                              for e in allocs), "allocation slices without a stream")
+    # A trace written before the clock base was recorded keeps times since its start.
+    old = os.path.join(os.path.dirname(__file__), "..", "replay", "traces", "holes.cftrace")
+    ev = json.loads(cli("export", old, "--format", "chrome-trace").stdout)["traceEvents"]
+    expect(ev and all(0 <= e["ts"] < 3600e6 for e in ev), "an old trace's times are not relative")
 
 
 def folded_sum(trace, weight):
@@ -421,6 +441,24 @@ def folded_sum(trace, weight):
         expect(stack and value.isdigit(), "bad folded line %r" % line)
         total += int(value)
     return total
+
+
+def line_of(mark):
+    """The line of video_pipeline.c marked /* MARK */."""
+    src = os.path.join(os.path.dirname(__file__), "..", "workloads", "video_pipeline.c")
+    with open(src, encoding="utf-8") as f:
+        for number, text in enumerate(f, 1):
+            if "/* %s */" % mark in text:
+                return number
+    fail("no line marked %s" % mark)
+
+
+def icicle_names(html):
+    """The frame names of the peak's icicle, as its boxes' tooltips give them."""
+    svg = html[html.index('<svg class="icicle" id="peak-0"'):]
+    svg = svg[:svg.index("</svg>")]
+    return [t.split("\n")[0] for t in
+            (html_unescape(m) for m in re.findall(r'<g data-v="\d+"><title>([^<]*)</title>', svg))]
 
 
 def case_folded():
@@ -435,6 +473,20 @@ def case_folded():
         for weight, value in want.items():
             got = folded_sum(trace, weight)
             expect(got == value, "%s --weight %s: sum %d, report %d" % (name, weight, got, value))
+        if name != "video_pipeline":
+            continue
+        # alloc_frame and run are inlined into main: the stacks name them, as
+        # `cudafrag symbolize` does, and leave libc's start-up out as the report does.
+        folded = cli("export", trace, "--format", "folded").stdout
+        expect(re.search(r"^main;run;alloc_frame;cudaMalloc \(video_pipeline\.c:%d\) "
+                         % line_of("SYM_ALLOC_FRAME"), folded, re.M),
+               "no main;run;alloc_frame stack in the folded export:\n%s" % folded)
+        page = os.path.join(TMP, name + ".html")
+        cli("report", trace, "--html", page)
+        with open(page, encoding="utf-8") as f:
+            names = icicle_names(f.read())
+        expect(names[1:4] == ["main", "run", "alloc_frame"],
+               "the icicle's frames %s lack the inlined callers" % names[:6])
 
 
 def case_rmm():

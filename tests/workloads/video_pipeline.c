@@ -56,7 +56,7 @@ static void alloc_frame(struct frame_buffers *fb, struct resolution r, struct pi
     size_t in_bytes = nv12_bytes(r.w, r.h);
     size_t rs_bytes = fb->rw * fb->rh * 4;
     size_t cv_bytes = fb->rw * fb->rh * 3 * sizeof(float);
-    WL_CUDA(cudaMalloc((void **)&fb->input, in_bytes));
+    WL_CUDA(cudaMalloc((void **)&fb->input, in_bytes)); /* SYM_ALLOC_FRAME */
     WL_CUDA(cudaMalloc((void **)&fb->resize, rs_bytes));
     WL_CUDA(cudaMalloc((void **)&fb->convert, cv_bytes));
     WL_CUDA(cudaMallocPitch((void **)&fb->edge, &fb->edge_pitch, r.w, r.h));
@@ -133,7 +133,7 @@ static void run(long frames, struct wl_hash *hash, struct pipeline_stats *st)
     for (long f = 0; f < frames; f++) {
         struct resolution r = resolutions[(size_t)f % N_RES];
         struct frame_buffers fb;
-        alloc_frame(&fb, r, st);
+        alloc_frame(&fb, r, st); /* SYM_RUN */
         wl_rng_fill(&rng, host_band, r.w * BAND_ROWS);
         process_band(&fb, r, f, host_band);
         record_stats(stats_dev, &fb, f);
@@ -170,7 +170,7 @@ int main(int argc, char **argv)
     struct wl_hash hash;
     wl_hash_init(&hash);
     struct pipeline_stats st = {0};
-    run(frames, &hash, &st);
+    run(frames, &hash, &st); /* SYM_MAIN */
     WL_CUDA(cudaDeviceSynchronize());
 
     wl_print_checksum(&hash);
