@@ -95,11 +95,18 @@ CF_HOT __attribute__((noinline)) void cf_rec_alloc(const struct cf_alloc_info *a
     e.flags = alloc_flags(ai, &e.granted);
     if (!ok || ai->addr != 0) e.device = cf_sample_resolve_device(ai->device);
     if (!ok && ai->oom) cf_sample_oom(ai->stream, e.device, &e.v[0], &e.v[1]);
-    struct cf_alloc_brief brief = {.device = -1}; /* unset when nothing was inserted */
-    bool new_peak = cf_apply_alloc(&e, site, &brief);
-    if (ai->stream_key) brief.stream = ai->stream_key;
+    bool made = ok && ai->addr != 0;
+    struct cf_alloc_brief brief = {
+        .stream = ai->stream_key ? ai->stream_key : ai->stream,
+        .pool = ai->pool,
+        .size = ai->requested,
+        .device = e.device,
+        .kind = (uint8_t)((e.flags & CF_EVF_GRAPH) ? CF_KIND_GRAPH : cf_api_info[ai->api].kind)};
+    /* The pool's growth that served this allocation takes its place before it. */
+    enum cf_pool_grew pool = made ? cf_sample_before_alloc(&brief, now) : CF_POOL_SAME;
+    bool new_peak = cf_apply_alloc(&e, site);
     cf_emit(&e);
-    if (ok && ai->addr != 0) cf_sample_after_alloc(&brief, new_peak, now);
+    if (made) cf_sample_after_alloc(&brief, new_peak, pool, now);
 }
 
 /* One clock read: the free's start, taken in the slot's critical section where the
