@@ -92,6 +92,8 @@ bool cf_apply_alloc(struct cf_event *e, struct cf_site *site)
 {
     bool ok = e->result == 0;
     cf_metrics_api((enum cf_api)e->api, ok ? e->size : 0, (int)e->result, e->ns);
+    if (CF_UNLIKELY(e->flags & CF_EVF_NO_STACK))
+        __atomic_add_fetch(&cf_rec.allocs_without_stack, 1, __ATOMIC_RELAXED);
     if (ok && e->addr == 0) return false; /* a zero-byte request: nothing was allocated */
     if (!ok) {
         enum cf_kind kind = (e->flags & CF_EVF_GRAPH) ? CF_KIND_GRAPH : cf_api_info[e->api].kind;

@@ -70,10 +70,13 @@ void cf_thread_lock(void); /* fork: the registry, after the record locks */
 void cf_thread_unlock(void);
 void cf_thread_after_fork_child(void); /* also releases the registry lock */
 
-/* ---- stack.c: libunwind, loaded privately on first use ---- */
+/* ---- stack.c: libunwind, loaded privately at init (or on first use) ---- */
 /* Frames of the application above `caller` (the return address of the cf_rec_*
- * entry point), skipping cudafrag's own; returns how many (0 when stacks are off). */
-uint32_t cf_stack_capture(uintptr_t frames[CF_MAX_FRAMES], uintptr_t caller);
+ * entry point), skipping cudafrag's own; returns how many (0 when stacks are off),
+ * -1 when the thread's stack has too little room left to unwind. */
+int cf_stack_capture(uintptr_t frames[CF_MAX_FRAMES], uintptr_t caller);
+/* At init: libunwind loaded and bound, one unwind made, while the stack is large. */
+void cf_stack_warm_up(void);
 uint64_t cf_stack_hash(const uintptr_t *frames, uint32_t n, enum cf_api api);
 void cf_stack_configure(int depth);
 void cf_stack_before_fork(void);

@@ -259,6 +259,7 @@ struct cf_record {
     struct cf_device_stats managed;          /* managed memory: its own series, no footprint */
     struct cf_user_mark marks[CF_MAX_MARKS]; /* cudafrag_mark(), in order */
     uint32_t nmarks, marks_dropped;
+    uint64_t allocs_without_stack; /* their thread's stack was too small to unwind */
 };
 extern struct cf_record cf_rec;
 

@@ -115,6 +115,11 @@ static void summary(const struct cf_snap *s, struct cf_buf *o)
                       s->trace.chunks_lost || s->trace.partial
                           ? "; some buffered events could not be written"
                           : "");
+    if (s->rec.allocs_without_stack)
+        cf_buf_printf(o,
+                      "note: %llu allocations recorded without a call stack: their thread's stack "
+                      "was too small to unwind\n",
+                      (unsigned long long)s->rec.allocs_without_stack);
     if (s->rec.stacks_unavailable)
         cf_buf_puts(o, "note: call stacks unavailable (libunwind could not be loaded); call "
                        "sites are keyed by API\n");
