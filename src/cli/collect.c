@@ -27,6 +27,7 @@ struct dev_state {
     bool seen;
     struct cf_coll_values last;
     uint64_t peak_live, peak_fp; /* the peaks last copied */
+    uint64_t live_at_fp;         /* the live bytes at the footprint peak last copied */
     uint64_t *cur;               /* live bytes by site id */
     uint8_t *dirty;
     uint32_t *dirty_live, *dirty_fp, n_live, n_fp;
@@ -241,12 +242,15 @@ static void check_device(struct cf_coll_state *st, int dev, uint64_t t)
         out->at_live_peak.graph_used = ds->graph_used;
         d->peak_live = ds->peak_live_bytes;
     }
-    if (ds->peak_footprint > d->peak_fp) {
+    /* The record moves the footprint peak's instant along its plateau to more live
+     * bytes (a pool's growth comes just before the allocation it served). */
+    if (ds->peak_footprint > d->peak_fp || ds->live_at_peak_footprint > d->live_at_fp) {
         commit(d, &out->at_footprint_peak, d->dirty_fp, &d->n_fp, DIRTY_FP);
         out->at_footprint_peak.t_ns = t;
         out->at_footprint_peak.total = ds->live_at_peak_footprint;
         out->at_footprint_peak.graph_used = ds->graph_used;
         d->peak_fp = ds->peak_footprint;
+        d->live_at_fp = ds->live_at_peak_footprint;
     }
     struct cf_coll_values v = {ds->live_bytes, ds->footprint, ds->pool_reserved, ds->arena_mapped};
     if (memcmp(&v, &d->last, sizeof v) == 0) return;

@@ -53,11 +53,15 @@ static bool exists(const char *path)
     return stat(path, &st) == 0;
 }
 
+/* The path buffers of `cudafrag run` are static: it runs, once, before the
+ * program it execs, and must run wherever that program does, on a stack as small
+ * as `ulimit -s 16` leaves (a few of them on the stack took 28 KiB). */
+
 /* An installed file or folder at rel from this executable's folder (a relocated
  * install: a Python wheel, a moved prefix), made absolute. */
 static bool beside_exe(const char *dir, const char *rel, char *out, size_t n)
 {
-    char cand[PATH_MAX * 2], real[PATH_MAX];
+    static char cand[PATH_MAX * 2], real[PATH_MAX];
     snprintf(cand, sizeof cand, "%s/%s", dir, rel);
     if (realpath(cand, real) == NULL || strlen(real) >= n) return false;
     strcpy(out, real);
@@ -68,7 +72,7 @@ static bool beside_exe(const char *dir, const char *rel, char *out, size_t n)
  * installed location relative to this executable, then the configured one. */
 static void find_library(char *out, size_t n)
 {
-    char dir[PATH_MAX], cand[PATH_MAX + 32], up[PATH_MAX];
+    static char dir[PATH_MAX], cand[PATH_MAX + 32], up[PATH_MAX];
     exe_dir(dir, sizeof dir);
     /* The directory is made absolute, the file keeps its development name. */
     snprintf(cand, sizeof cand, "%s/..", dir);
@@ -129,7 +133,7 @@ static int private_link(const char *target, char *out, size_t n, char *why, size
         tmp = "/tmp";
     const char *base = strrchr(target, '/');
     base = base ? base + 1 : target;
-    char dir[PATH_MAX], sub[PATH_MAX + 24], cur[PATH_MAX], fresh[PATH_MAX + 32];
+    static char dir[PATH_MAX], sub[PATH_MAX + 24], cur[PATH_MAX], fresh[PATH_MAX + 32];
     snprintf(dir, sizeof dir, "%s/cudafrag-%u", tmp, (unsigned)geteuid());
     snprintf(sub, sizeof sub, "%s/%016" PRIx64, dir, fnv1a(target));
     if (snprintf(out, n, "%s/%s", sub, base) >= (int)n || strpbrk(base, PRELOAD_SEPARATORS)) {
@@ -171,8 +175,8 @@ static void listable(const char *path, const char *separators, const char *var, 
  * installed location relative to this executable, then the configured one. */
 static void sim_dirs(char *out, size_t n)
 {
-    char dir[PATH_MAX], drv[PATH_MAX + 32], rt[PATH_MAX + 32], a[PATH_MAX], b[PATH_MAX];
-    char la[PATH_MAX], lb[PATH_MAX];
+    static char dir[PATH_MAX], drv[PATH_MAX + 32], rt[PATH_MAX + 32], a[PATH_MAX], b[PATH_MAX];
+    static char la[PATH_MAX], lb[PATH_MAX];
     exe_dir(dir, sizeof dir);
     snprintf(drv, sizeof drv, "%s/../../simcuda/driver", dir);
     snprintf(rt, sizeof rt, "%s/../../simcuda/runtime", dir);
@@ -214,7 +218,7 @@ static void prepend(const char *var, const char *value)
  * has it. */
 static const char *cupy_hook_dir(char *out, size_t n)
 {
-    char dir[PATH_MAX], cand[PATH_MAX + 64], real[PATH_MAX];
+    static char dir[PATH_MAX], cand[PATH_MAX + 64], real[PATH_MAX];
     exe_dir(dir, sizeof dir);
     snprintf(cand, sizeof cand, "%s/python/sitecustomize.py", dir);
     if (!exists(cand) &&
@@ -241,7 +245,7 @@ static bool list_has(const char *var, const char *entry)
 static void blocks(void)
 {
     static struct cf_blocks b;
-    char pydir[PATH_MAX];
+    static char pydir[PATH_MAX];
     const char *hook = cupy_hook_dir(pydir, sizeof pydir);
     cf_blocks_setup(hook, &b);
     if (hook && !list_has("PYTHONPATH", hook)) prepend("PYTHONPATH", hook);
@@ -340,7 +344,7 @@ static int cmd_run(int argc, char **argv)
     if (i >= argc) return cf_usage_error("run", "needs a program to run");
     if (check != limits.any) return cf_usage_error("run", "--check goes with at least one limit");
     if (block_level) blocks();
-    char found[PATH_MAX], lib[PATH_MAX], dirs[2 * PATH_MAX + 2];
+    static char found[PATH_MAX], lib[PATH_MAX], dirs[2 * PATH_MAX + 2];
     find_library(found, sizeof found);
     listable(found, PRELOAD_SEPARATORS, "LD_PRELOAD", lib, sizeof lib);
     if (sim) {

@@ -88,10 +88,12 @@ CF_COLD static void store_oom(const struct cf_event *e, struct cf_site *site)
     pthread_mutex_unlock(&misc_lock);
 }
 
-bool cf_apply_alloc(struct cf_event *e, struct cf_site *site, struct cf_alloc_brief *brief)
+bool cf_apply_alloc(struct cf_event *e, struct cf_site *site)
 {
     bool ok = e->result == 0;
     cf_metrics_api((enum cf_api)e->api, ok ? e->size : 0, (int)e->result, e->ns);
+    if (CF_UNLIKELY(e->flags & CF_EVF_NO_STACK))
+        __atomic_add_fetch(&cf_rec.allocs_without_stack, 1, __ATOMIC_RELAXED);
     if (ok && e->addr == 0) return false; /* a zero-byte request: nothing was allocated */
     if (!ok) {
         enum cf_kind kind = (e->flags & CF_EVF_GRAPH) ? CF_KIND_GRAPH : cf_api_info[e->api].kind;
@@ -110,12 +112,6 @@ bool cf_apply_alloc(struct cf_event *e, struct cf_site *site, struct cf_alloc_br
     a->pool_rec = pool;
     cf_metrics_size(a->requested);
     if (a->shadowed) cf_shadow_alloc(a->addr, a->requested, a->device < 0 ? 0 : a->device);
-    /* once inserted, another thread may free a */
-    *brief = (struct cf_alloc_brief){.stream = a->stream,
-                                     .pool = a->pool,
-                                     .size = a->requested,
-                                     .device = a->device,
-                                     .kind = a->kind};
     uint64_t seq = 0;
     bool new_peak = cf_live_insert(a, site, pool, &seq);
     if (!cf_rec_replaying) e->seq = seq;
@@ -220,7 +216,6 @@ static struct cf_site *site_by_id(uint32_t id)
 void cf_rec_apply_event(const struct cf_event *ev)
 {
     struct cf_event e = *ev;
-    struct cf_alloc_brief brief;
     cf_rec_init();
     /* A SITE names the API it was first seen with, used as an index in the report. */
     bool has_api = e.type == CF_EV_ALLOC || e.type == CF_EV_FREE || e.type == CF_EV_CALL ||
@@ -228,7 +223,7 @@ void cf_rec_apply_event(const struct cf_event *ev)
     if (has_api && e.api >= CF_API_COUNT) return; /* a damaged or newer trace */
     switch (e.type) {
     case CF_EV_ALLOC:
-        cf_apply_alloc(&e, site_by_id(e.site), &brief);
+        cf_apply_alloc(&e, site_by_id(e.site));
         break;
     case CF_EV_FREE: {
         /* The allocation's life ended where the free began, as in the process. */

@@ -61,6 +61,7 @@ enum cf_ev_type {
 #define CF_EVF_OOM       0x04u /* failed with an out-of-memory code; v[0..1] = free, total */
 #define CF_EVF_SHADOW    0x08u /* feeds the host-only arena model */
 #define CF_EVF_ESTIMATED 0x10u /* granted is the documented rounding estimate */
+#define CF_EVF_NO_STACK  0x20u /* the thread's stack had too little room left to unwind */
 
 /* POOL operations. */
 enum cf_pool_op {

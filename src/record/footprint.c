@@ -87,9 +87,18 @@ CF_HOT static void raw_range(struct cf_slot *f, struct cf_device_stats *d, uint6
     if (d->raw_bytes > d->peak_raw_bytes) d->peak_raw_bytes = d->raw_bytes;
 }
 
+/* The pools hold at least what is live in them. Their reserved bytes are read
+ * before each allocation that may have grown them is recorded (sample.c), but a
+ * read can be missing -- not taken on a capturing stream or in a forked child,
+ * or failed -- and the footprint must never fall below the live bytes. */
+static uint64_t pool_part(const struct cf_device_stats *d)
+{
+    return d->pool_live > d->pool_reserved ? d->pool_live : d->pool_reserved;
+}
+
 static uint64_t footprint_of(const struct cf_device_stats *d)
 {
-    return d->raw_bytes + d->pool_reserved + d->graph_reserved + d->arena_mapped + d->vmm_bytes +
+    return d->raw_bytes + pool_part(d) + d->graph_reserved + d->arena_mapped + d->vmm_bytes +
            d->array_bytes;
 }
 
@@ -109,6 +118,27 @@ static CF_COLD void raise_window(struct cf_device_stats *d, uint64_t f)
     if (f > d->window_footprint) d->window_footprint = f;
 }
 
+/* The instant of the footprint peak: of the instants at which the footprint stands
+ * at its peak, the one with the most live bytes. A pool's growth is recorded just
+ * before the allocation it served (sample.c): the two are one instant, and the
+ * footprint peak they reach must count that allocation as live. */
+static void note_footprint_peak(struct cf_device_stats *d, uint64_t f, uint64_t now)
+{
+    /* Atomic: sampling reads it without this device's lock (peak_of). */
+    __atomic_store_n(&d->peak_footprint, f, __ATOMIC_RELAXED);
+    d->peak_footprint_t_ns = time_of(now);
+    d->live_at_peak_footprint = d->live_bytes;
+    d->at_peak = (struct cf_fp_parts){.raw = d->raw_bytes,
+                                      .raw_live = d->raw_live,
+                                      .pool = pool_part(d),
+                                      .pool_live = d->pool_live,
+                                      .graph = d->graph_reserved,
+                                      .graph_used = d->graph_used,
+                                      .arena = d->arena_mapped,
+                                      .arena_live = d->arena_live,
+                                      .vmm = d->vmm_bytes};
+}
+
 /* The peaks, after the device's state changed at time now; true when the
  * footprint reached a new peak. parts: one of the footprint's parts changed
  * (otherwise d->footprint still is their sum, and they are not read). */
@@ -117,21 +147,8 @@ CF_HOT static bool note_peaks(struct cf_device_stats *d, uint64_t now, bool part
     uint64_t f = parts ? footprint_of(d) : d->footprint;
     bool new_peak = f > d->peak_footprint;
     d->footprint = f;
-    if (new_peak) {
-        /* Atomic: sampling reads it without this device's lock (peak_of). */
-        __atomic_store_n(&d->peak_footprint, f, __ATOMIC_RELAXED);
-        d->peak_footprint_t_ns = time_of(now);
-        d->live_at_peak_footprint = d->live_bytes;
-        d->at_peak = (struct cf_fp_parts){.raw = d->raw_bytes,
-                                          .raw_live = d->raw_live,
-                                          .pool = d->pool_reserved,
-                                          .pool_live = d->pool_live,
-                                          .graph = d->graph_reserved,
-                                          .graph_used = d->graph_used,
-                                          .arena = d->arena_mapped,
-                                          .arena_live = d->arena_live,
-                                          .vmm = d->vmm_bytes};
-    }
+    if (new_peak || (f == d->peak_footprint && d->live_bytes > d->live_at_peak_footprint))
+        note_footprint_peak(d, f, now);
     if (d->live_bytes > d->peak_live_bytes) {
         d->peak_live_bytes = d->live_bytes;
         d->peak_t_ns = time_of(now);
@@ -148,7 +165,8 @@ static uint64_t granted_of(const struct cf_alloc *a)
 
 /* The footprint series an allocation adds to (sign +1) or takes from (-1); true
  * when a part of the footprint changed. Pool and arena allocations change only
- * live bytes: their memory is the pool's or the arena's, read as a series. */
+ * live bytes: their memory is the pool's or the arena's, read as a series (but
+ * a pool's part is at least its live bytes: pool_part). */
 CF_HOT static bool apply_kind(struct cf_slot *f, struct cf_device_stats *d,
                               const struct cf_alloc *a, int sign)
 {
@@ -158,14 +176,17 @@ CF_HOT static bool apply_kind(struct cf_slot *f, struct cf_device_stats *d,
         d->raw_live += (uint64_t)sign * a->requested;
         return true;
     }
-    if (a->arena)
+    if (a->arena) {
         d->arena_live += (uint64_t)sign * a->requested;
-    else if (a->kind == CF_KIND_POOL)
+    } else if (a->kind == CF_KIND_POOL) {
+        bool floored = d->pool_live > d->pool_reserved;
         d->pool_live += (uint64_t)sign * a->requested;
-    else if (a->kind == CF_KIND_VMM)
+        return floored || d->pool_live > d->pool_reserved;
+    } else if (a->kind == CF_KIND_VMM) {
         d->vmm_bytes += (uint64_t)sign * g;
-    else if (a->kind == CF_KIND_ARRAY)
+    } else if (a->kind == CF_KIND_ARRAY) {
         d->array_bytes += (uint64_t)sign * g;
+    }
     return a->kind == CF_KIND_VMM || a->kind == CF_KIND_ARRAY;
 }
 

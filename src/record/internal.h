@@ -70,10 +70,13 @@ void cf_thread_lock(void); /* fork: the registry, after the record locks */
 void cf_thread_unlock(void);
 void cf_thread_after_fork_child(void); /* also releases the registry lock */
 
-/* ---- stack.c: libunwind, loaded privately on first use ---- */
+/* ---- stack.c: libunwind, loaded privately at init (or on first use) ---- */
 /* Frames of the application above `caller` (the return address of the cf_rec_*
- * entry point), skipping cudafrag's own; returns how many (0 when stacks are off). */
-uint32_t cf_stack_capture(uintptr_t frames[CF_MAX_FRAMES], uintptr_t caller);
+ * entry point), skipping cudafrag's own; returns how many (0 when stacks are off),
+ * -1 when the thread's stack has too little room left to unwind. */
+int cf_stack_capture(uintptr_t frames[CF_MAX_FRAMES], uintptr_t caller);
+/* At init: libunwind loaded and bound, one unwind made, while the stack is large. */
+void cf_stack_warm_up(void);
 uint64_t cf_stack_hash(const uintptr_t *frames, uint32_t n, enum cf_api api);
 void cf_stack_configure(int depth);
 void cf_stack_before_fork(void);
@@ -243,12 +246,12 @@ struct cf_pool *cf_pool_get(uint64_t handle, int device);
 void cf_pool_count_locked(struct cf_pool *p, uint64_t bytes);
 /* With the pool's home slot locked: a free from it (sign -1), or undone (+1). */
 void cf_pool_free_locked(struct cf_pool *p, uint64_t bytes, int sign);
-/* After an allocation from pool, the driver may have grown it (by more than the
- * allocation: frees pending on other streams are not reusable yet), so its
- * reserved bytes are read after each one; all its attributes once per interval.
- * *reserved: the last value read. */
+/* An allocation from pool may have grown it (by more than the allocation: frees
+ * pending on other streams are not reusable yet), so its reserved bytes are read
+ * after each one's real call, before it is recorded; all its attributes once per
+ * interval. *reserved: the last value read. */
 enum cf_pool_read { CF_POOL_READ_NONE, CF_POOL_READ_RESERVED, CF_POOL_READ_ALL };
-enum cf_pool_read cf_pool_wants_read(uint64_t pool, uint64_t now, uint64_t interval_ns,
+enum cf_pool_read cf_pool_wants_read(uint64_t pool, int device, uint64_t now, uint64_t interval_ns,
                                      uint64_t *reserved);
 uint64_t cf_pool_store_reserved(uint64_t pool, int device, uint64_t reserved, uint64_t now);
 struct cf_pool_sample {
@@ -276,7 +279,15 @@ struct cf_alloc_brief {
     uint8_t kind;
 };
 int cf_sample_resolve_device(int device);
-void cf_sample_after_alloc(const struct cf_alloc_brief *a, bool new_peak, uint64_t now);
+/* After the real call, before the allocation is recorded: the read of the pool it
+ * came from, so that the growth that served it is in the footprint at the instant
+ * it becomes live (footprint >= live at every event, in the process and in a
+ * replay). What the read found, for the cross-check after. */
+enum cf_pool_grew { CF_POOL_SAME, CF_POOL_NEW_PEAK, CF_POOL_CAPTURING };
+enum cf_pool_grew cf_sample_before_alloc(const struct cf_alloc_brief *a, uint64_t now);
+/* After it is recorded: the cuMemGetInfo cross-check at a new footprint peak. */
+void cf_sample_after_alloc(const struct cf_alloc_brief *a, bool new_peak, enum cf_pool_grew pool,
+                           uint64_t now);
 /* cuMemGetInfo at an allocation failure: free and total, 0 when unknown. */
 CF_COLD void cf_sample_oom(uint64_t stream, int device, uint64_t *free_b, uint64_t *total_b);
 void cf_sample_pool_now(uint64_t pool, int device);
@@ -288,8 +299,8 @@ void cf_sample_pools_may_shrink(void);
 
 /* ---- apply.c: events to tables, shared by the process and the replay ---- */
 struct cf_event;
-/* Returns true at a new footprint peak; *brief describes the entry as inserted. */
-bool cf_apply_alloc(struct cf_event *e, struct cf_site *site, struct cf_alloc_brief *brief);
+/* Returns true at a new footprint peak. */
+bool cf_apply_alloc(struct cf_event *e, struct cf_site *site);
 /* Takes addr out of the live set (NULL: not live), then cf_apply_free finishes. */
 struct cf_alloc *cf_apply_free_begin(uint64_t addr, uint64_t now, uint64_t *end);
 void cf_apply_free(struct cf_event *e, struct cf_alloc *a);

@@ -140,7 +140,10 @@ static void unlock_pair(int home, int dev_slot)
 uint64_t cf_pool_apply_seq(const struct cf_event *e)
 {
     if (e->pool == 0) return 0;
-    struct cf_pool *p = cf_pool_get(e->pool, e->op == CF_POOL_SEEN ? e->device : -1);
+    /* A pool first met through an allocation is first met through the read of its
+     * reserved bytes taken before it (sample.c): with the allocation's device, in
+     * the process and in a replay alike. */
+    struct cf_pool *p = cf_pool_get(e->pool, e->device);
     if (p == NULL) return 0;
     int device, dev_slot;
     for (;;) {
@@ -222,10 +225,10 @@ void cf_pool_free_locked(struct cf_pool *p, uint64_t bytes, int sign)
 /* Without the pool's lock: the answer only picks which reads to make, and the
  * full sample is claimed with a compare-and-swap on its time, so concurrent
  * allocations take one between them. */
-enum cf_pool_read cf_pool_wants_read(uint64_t pool, uint64_t now, uint64_t interval_ns,
+enum cf_pool_read cf_pool_wants_read(uint64_t pool, int device, uint64_t now, uint64_t interval_ns,
                                      uint64_t *reserved)
 {
-    struct cf_pool *p = cf_pool_get(pool, -1);
+    struct cf_pool *p = cf_pool_get(pool, device);
     if (p == NULL || __atomic_load_n(&p->destroyed, __ATOMIC_RELAXED)) return CF_POOL_READ_NONE;
     *reserved = __atomic_load_n(&p->reserved_cur, __ATOMIC_RELAXED);
     uint64_t last = __atomic_load_n(&p->last_sample_ns, __ATOMIC_RELAXED);

@@ -71,7 +71,8 @@ static void load_hist(struct cf_hist *dst, const struct cf_hist *src)
  * copied separately. */
 static void copy_record(struct cf_record *dst, const struct cf_record *src)
 {
-    _Static_assert(sizeof *src == (offsetof(struct cf_record, regions_dropped) + 4 + 7) / 8 * 8,
+    _Static_assert(sizeof *src ==
+                       (offsetof(struct cf_record, allocs_without_stack) + 8 + 7) / 8 * 8,
                    "a field added to cf_record must be copied here");
     dst->start_ns = src->start_ns;
     for (int i = 0; i < CF_API_COUNT; i++)
@@ -102,6 +103,7 @@ static void copy_record(struct cf_record *dst, const struct cf_record *src)
     dst->total_frees = load(&src->total_frees);
     dst->unknown_frees = load(&src->unknown_frees);
     dst->capture_skips = load(&src->capture_skips);
+    dst->allocs_without_stack = load(&src->allocs_without_stack);
     dst->replaced_live = load(&src->replaced_live);
     dst->stacks_unavailable = __atomic_load_n(&src->stacks_unavailable, __ATOMIC_RELAXED);
 }

@@ -31,6 +31,7 @@ static void init_record(void)
     cf_config_load();
     cf_rec.start_ns = cf_now_ns();
     cf_stack_configure((int)cf_opt_int(CF_OPT_STACK_DEPTH));
+    if (!cf_rec_replaying) cf_stack_warm_up();
     cf_py_configure((int)cf_opt_int(CF_OPT_STACK_DEPTH), cf_opt_bool(CF_OPT_PYTHON_MEMORY));
     cf_sample_configure((uint64_t)cf_opt_int(CF_OPT_SAMPLE_MS) * 1000000u);
     if (cf_opt_bool(CF_OPT_TRACE) && !cf_rec_replaying)
@@ -60,12 +61,15 @@ static uint8_t alloc_flags(const struct cf_alloc_info *ai, uint64_t *granted)
     return flags;
 }
 
-/* The site of this call's stack; a new one is announced to the trace. */
-CF_HOT static struct cf_site *site_of_stack(enum cf_api api, uintptr_t caller)
+/* The site of this call's stack; a new one is announced to the trace. *short_stack:
+ * the thread had too little stack left to unwind (the site is the API's). */
+CF_HOT static struct cf_site *site_of_stack(enum cf_api api, uintptr_t caller, bool *short_stack)
 {
     uintptr_t frames[CF_MAX_FRAMES];
-    uint32_t nframes = cf_stack_capture(frames, caller);
-    nframes = cf_py_merge(frames, nframes, CF_MAX_FRAMES);
+    int captured = cf_stack_capture(frames, caller);
+    *short_stack = captured < 0;
+    uint32_t nframes = captured < 0 ? 0 : (uint32_t)captured;
+    if (!*short_stack) nframes = cf_py_merge(frames, nframes, CF_MAX_FRAMES);
     uint64_t hash = cf_stack_hash(frames, nframes, api);
     bool created;
     struct cf_site *site = cf_site_get(hash, api, frames, nframes, &created);
@@ -78,7 +82,9 @@ CF_HOT __attribute__((noinline)) void cf_rec_alloc(const struct cf_alloc_info *a
     cf_rec_init();
     uint64_t now = ai->t_ns ? ai->t_ns : cf_now_ns();
     bool ok = ai->result == 0;
-    struct cf_site *site = site_of_stack(ai->api, (uintptr_t)__builtin_return_address(0));
+    bool short_stack;
+    struct cf_site *site =
+        site_of_stack(ai->api, (uintptr_t)__builtin_return_address(0), &short_stack);
     struct cf_event e;
     cf_event_hot(&e, CF_EV_ALLOC);
     e.api = (uint8_t)ai->api;
@@ -92,14 +98,21 @@ CF_HOT __attribute__((noinline)) void cf_rec_alloc(const struct cf_alloc_info *a
     e.stream = ai->stream;
     e.pool = ai->pool;
     e.ns = ai->ns;
-    e.flags = alloc_flags(ai, &e.granted);
+    e.flags = (uint8_t)(alloc_flags(ai, &e.granted) | (short_stack ? CF_EVF_NO_STACK : 0));
     if (!ok || ai->addr != 0) e.device = cf_sample_resolve_device(ai->device);
     if (!ok && ai->oom) cf_sample_oom(ai->stream, e.device, &e.v[0], &e.v[1]);
-    struct cf_alloc_brief brief = {.device = -1}; /* unset when nothing was inserted */
-    bool new_peak = cf_apply_alloc(&e, site, &brief);
-    if (ai->stream_key) brief.stream = ai->stream_key;
+    bool made = ok && ai->addr != 0;
+    struct cf_alloc_brief brief = {
+        .stream = ai->stream_key ? ai->stream_key : ai->stream,
+        .pool = ai->pool,
+        .size = ai->requested,
+        .device = e.device,
+        .kind = (uint8_t)((e.flags & CF_EVF_GRAPH) ? CF_KIND_GRAPH : cf_api_info[ai->api].kind)};
+    /* The pool's growth that served this allocation takes its place before it. */
+    enum cf_pool_grew pool = made ? cf_sample_before_alloc(&brief, now) : CF_POOL_SAME;
+    bool new_peak = cf_apply_alloc(&e, site);
     cf_emit(&e);
-    if (ok && ai->addr != 0) cf_sample_after_alloc(&brief, new_peak, now);
+    if (made) cf_sample_after_alloc(&brief, new_peak, pool, now);
 }
 
 /* One clock read: the free's start, taken in the slot's critical section where the

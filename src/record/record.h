@@ -278,6 +278,7 @@ struct cf_record {
     uint32_t nmarks, marks_dropped;
     struct cf_region regions[CF_MAX_REGIONS]; /* by name and device, in order of first end */
     uint32_t nregions, regions_dropped;
+    uint64_t allocs_without_stack; /* their thread's stack was too small to unwind */
 };
 extern struct cf_record cf_rec;
 

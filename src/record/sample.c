@@ -1,6 +1,8 @@
 /* The documented sampling calls: cuMemPoolGetAttribute for a pool's reserved
- * bytes where the driver can have changed them (after an allocation from it that
- * may have grown it -- see "the read an allocation can do without" below --
+ * bytes where the driver can have changed them (after the real call of an
+ * allocation from it that may have grown it, and before that allocation is
+ * recorded, so that the growth is in the footprint at the instant the
+ * allocation is live -- see "the read an allocation can do without" below --
  * after a synchronization when it held more than its release threshold, after a
  * trim, all its attributes at most once per CUDAFRAG_SAMPLE_MS), and
  * cuDeviceGetGraphMemAttribute after graph
@@ -84,7 +86,7 @@ CF_COLD static void sample_footprint(const struct cf_driver *drv, int device)
     store_meminfo(device, total_b - free_b, total_b);
 }
 
-static void sample_pool(const struct cf_driver *drv, uint64_t pool, int device)
+static void sample_pool(const struct cf_driver *drv, uint64_t pool, int device, uint64_t now)
 {
     static const CUmemPool_attribute attrs[] = {
         CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH,
@@ -101,7 +103,7 @@ static void sample_pool(const struct cf_driver *drv, uint64_t pool, int device)
                                .used_cur = v[2],
                                .used_high = v[3],
                                .threshold = v[4]};
-    cf_pool_store_sample(pool, device, &s, cf_now_ns());
+    cf_pool_store_sample(pool, device, &s, now);
 }
 
 /* Claims the device's cross-check slot at a new footprint peak, at most once per
@@ -116,14 +118,14 @@ static bool claim_device_slot(struct cf_device_stats *d, uint64_t now)
 
 /* The pool's reserved bytes alone: one driver call, an event only on a change. */
 CF_HOT static void read_reserved(const struct cf_driver *drv, uint64_t pool, int device,
-                                 uint64_t last)
+                                 uint64_t last, uint64_t now)
 {
     cuuint64_t v;
     if (drv->cuMemPoolGetAttribute((CUmemoryPool)(uintptr_t)pool,
                                    CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &v) != CUDA_SUCCESS ||
         v == last)
         return;
-    cf_pool_store_reserved(pool, device, v, cf_now_ns());
+    cf_pool_store_reserved(pool, device, v, now);
 }
 
 /* ---- the read an allocation can do without ----
@@ -198,7 +200,8 @@ static bool block_reused(const struct cf_alloc_brief *a)
 
 /* A verified skip: reserved bytes other than the last known prove the rule wrong
  * for this driver (grown: the block did not serve; shrunk: it went back unseen). */
-static void verify_reuse(const struct cf_driver *drv, uint64_t pool, int device, uint64_t last)
+static void verify_reuse(const struct cf_driver *drv, uint64_t pool, int device, uint64_t last,
+                         uint64_t now)
 {
     cuuint64_t v;
     if (drv->cuMemPoolGetAttribute((CUmemoryPool)(uintptr_t)pool,
@@ -210,7 +213,7 @@ static void verify_reuse(const struct cf_driver *drv, uint64_t pool, int device,
                "should have served the request: every allocation from a pool reads the pool "
                "from now on",
                v > last ? "grew" : "shrank");
-    cf_pool_store_reserved(pool, device, v, cf_now_ns());
+    cf_pool_store_reserved(pool, device, v, now);
 }
 
 static uint64_t peak_of(int device)
@@ -219,47 +222,68 @@ static uint64_t peak_of(int device)
     return __atomic_load_n(&cf_rec.dev[device].peak_footprint, __ATOMIC_RELAXED);
 }
 
-CF_HOT void cf_sample_after_alloc(const struct cf_alloc_brief *a, bool new_peak, uint64_t now)
+/* Which reads the pool an allocation came from needs: none, its reserved bytes,
+ * or all its attributes (want); verify: a skipped read taken anyway. */
+CF_HOT static enum cf_pool_read pool_read_wanted(const struct cf_alloc_brief *a, uint64_t now,
+                                                 uint64_t *last, bool *verify)
+{
+    *verify = false;
+    if (a->kind != CF_KIND_POOL || a->pool == 0) {
+        reuse.pool = 0;
+        return CF_POOL_READ_NONE;
+    }
+    enum cf_pool_read want = cf_pool_wants_read(a->pool, a->device, now, interval_ns, last);
+    if (want == CF_POOL_READ_RESERVED && block_reused(a)) {
+        *verify = ++reuse.allocs % VERIFY_EVERY == 0;
+        return CF_POOL_READ_NONE;
+    }
+    reuse.pool = 0;
+    return want;
+}
+
+CF_HOT enum cf_pool_grew cf_sample_before_alloc(const struct cf_alloc_brief *a, uint64_t now)
+{
+    uint64_t last = 0;
+    bool verify;
+    enum cf_pool_read want = pool_read_wanted(a, now, &last, &verify);
+    if ((!want && !verify) || !may_call_driver()) return CF_POOL_SAME;
+    const struct cf_driver *drv = cf_driver();
+    if (drv->cuMemPoolGetAttribute == NULL) return CF_POOL_SAME;
+    if (stream_capturing(a->stream)) {
+        __atomic_add_fetch(&cf_rec.capture_skips, 1, __ATOMIC_RELAXED);
+        return CF_POOL_CAPTURING;
+    }
+    /* Stamped with the allocation's time: the growth that served it is as old. */
+    uint64_t before = peak_of(a->device);
+    if (want == CF_POOL_READ_ALL) sample_pool(drv, a->pool, a->device, now);
+    if (want == CF_POOL_READ_RESERVED) read_reserved(drv, a->pool, a->device, last, now);
+    if (verify) verify_reuse(drv, a->pool, a->device, last, now);
+    return peak_of(a->device) > before ? CF_POOL_NEW_PEAK : CF_POOL_SAME;
+}
+
+/* The pool's growth was read before: it is part of the footprint the cross-check
+ * reads, and may itself have been the new peak to check. */
+CF_HOT void cf_sample_after_alloc(const struct cf_alloc_brief *a, bool new_peak,
+                                  enum cf_pool_grew pool, uint64_t now)
 {
     /* The rate limit comes first: cf_driver() is not free while libcuda is absent. */
-    bool want_dev = new_peak && a->device >= 0 && a->device < CF_MAX_DEVICES &&
-                    claim_device_slot(&cf_rec.dev[a->device], now);
-    uint64_t last = 0;
-    enum cf_pool_read want_pool = a->kind == CF_KIND_POOL && a->pool
-                                      ? cf_pool_wants_read(a->pool, now, interval_ns, &last)
-                                      : CF_POOL_READ_NONE;
-    bool verify = false;
-    if (want_pool == CF_POOL_READ_RESERVED && block_reused(a)) {
-        verify = ++reuse.allocs % VERIFY_EVERY == 0;
-        want_pool = CF_POOL_READ_NONE;
-    } else {
-        reuse.pool = 0;
-    }
-    if ((!want_dev && !want_pool && !verify) || !may_call_driver()) return;
+    if (pool == CF_POOL_CAPTURING || (!new_peak && pool != CF_POOL_NEW_PEAK) || a->device < 0 ||
+        a->device >= CF_MAX_DEVICES || !claim_device_slot(&cf_rec.dev[a->device], now) ||
+        !may_call_driver())
+        return;
     const struct cf_driver *drv = cf_driver();
-    if (drv->cuMemPoolGetAttribute == NULL) want_pool = CF_POOL_READ_NONE, verify = false;
-    if (!want_dev && !want_pool && !verify) return;
     if (stream_capturing(a->stream)) {
         __atomic_add_fetch(&cf_rec.capture_skips, 1, __ATOMIC_RELAXED);
         return;
     }
-    /* The pool first: its growth is part of the footprint the cross-check reads,
-     * and may itself be the new peak to check. */
-    uint64_t before = peak_of(a->device);
-    if (want_pool == CF_POOL_READ_ALL) sample_pool(drv, a->pool, a->device);
-    if (want_pool == CF_POOL_READ_RESERVED) read_reserved(drv, a->pool, a->device, last);
-    if (verify) verify_reuse(drv, a->pool, a->device, last);
-    if (!want_dev && want_pool && peak_of(a->device) > before && a->device >= 0 &&
-        a->device < CF_MAX_DEVICES)
-        want_dev = claim_device_slot(&cf_rec.dev[a->device], now);
-    if (want_dev) sample_footprint(drv, a->device);
+    sample_footprint(drv, a->device);
 }
 
 void cf_sample_pool_now(uint64_t pool, int device)
 {
     if (!may_call_driver()) return;
     const struct cf_driver *drv = cf_driver();
-    if (drv->cuMemPoolGetAttribute) sample_pool(drv, pool, device);
+    if (drv->cuMemPoolGetAttribute) sample_pool(drv, pool, device, cf_now_ns());
 }
 
 void cf_sample_after_sync(void)
@@ -275,7 +299,8 @@ void cf_sample_after_sync(void)
         if (p == NULL) continue;
         uint64_t reserved = __atomic_load_n(&p->reserved_cur, __ATOMIC_RELAXED);
         if (reserved > __atomic_load_n(&p->release_threshold, __ATOMIC_RELAXED))
-            read_reserved(drv, pools[i], __atomic_load_n(&p->device, __ATOMIC_RELAXED), reserved);
+            read_reserved(drv, pools[i], __atomic_load_n(&p->device, __ATOMIC_RELAXED), reserved,
+                          cf_now_ns());
     }
 }
 
@@ -350,7 +375,7 @@ bool cf_rec_sample_final(void)
         uint64_t pools[FINAL_POOLS_MAX];
         unsigned n = cf_pool_handles(pools, FINAL_POOLS_MAX);
         for (unsigned i = 0; i < n; i++)
-            sample_pool(drv, pools[i], -1);
+            sample_pool(drv, pools[i], -1, cf_now_ns());
     }
     sample_graph_memory(drv);
     int dev = cf_current_device();

@@ -1,17 +1,31 @@
 /* Call stacks through libunwind, loaded privately. Debian's libunwind.so.8 exports
  * the _Unwind_* ABI (and backtrace); linked or loaded into the global scope it
  * would replace libgcc_s's C++ exception unwinder in every profiled program. So it
- * is dlopen'ed RTLD_LOCAL on the first capture and only unw_backtrace is used. */
+ * is dlopen'ed RTLD_LOCAL and only unw_backtrace is used.
+ *
+ * Unwinding runs on the application's stack, which may be small (threads of
+ * 16 KiB that run natively). So libunwind is loaded at init, on the main thread,
+ * with its symbols bound at once (RTLD_NOW: a lazy binding takes a few KiB of
+ * stack at the first call of each function) and one unwind made there; and an
+ * allocation is recorded without a stack where the thread has too little left. */
 #include <dlfcn.h>
 #include <link.h>
 #include <time.h>
 
 #include "base/real.h"
+#include "base/thread_state.h"
 #include "record/internal.h"
 #include "base/log.h"
 
 /* Extra frames asked for, to make room for cudafrag's own frames that are skipped. */
 #define OWN_FRAMES_SLACK 16
+
+/* Stack an unwind needs below cf_stack_capture's frame, with libunwind bound: on a
+ * thread of 16 KiB 5.3 KiB were left there and the unwind overflowed it, on one of
+ * 17 KiB 6.2 KiB were and it did not (x86-64, glibc 2.36); 8 KiB leaves room for
+ * CPUs with a larger register save area. Loading libunwind (dlopen) takes more. */
+#define UNWIND_STACK_NEED (8u << 10)
+#define LOAD_STACK_NEED   (64u << 10)
 
 enum load_state { UNTRIED, LOADING, READY, UNAVAILABLE };
 
@@ -67,8 +81,8 @@ static void *open_libunwind(void)
     void *(*real_dlopen)(const char *, int) =
         (void *(*)(const char *, int))cf_real_dlsym(RTLD_NEXT, "dlopen");
     if (real_dlopen == NULL) real_dlopen = dlopen;
-    void *h = real_dlopen("libunwind.so.8", RTLD_LAZY | RTLD_LOCAL);
-    return h ? h : real_dlopen("libunwind.so", RTLD_LAZY | RTLD_LOCAL);
+    void *h = real_dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+    return h ? h : real_dlopen("libunwind.so", RTLD_NOW | RTLD_LOCAL);
 }
 
 static void load_libunwind(void)
@@ -97,7 +111,7 @@ static bool libunwind_ready(void)
 {
     int st = __atomic_load_n(&load_state, __ATOMIC_ACQUIRE);
     if (CF_LIKELY(st == READY)) return true;
-    if (st != UNTRIED) return false;
+    if (st != UNTRIED || cf_stack_room() < LOAD_STACK_NEED) return false;
     int expected = UNTRIED;
     if (!__atomic_compare_exchange_n(&load_state, &expected, LOADING, false, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE))
@@ -112,9 +126,20 @@ static bool is_own_frame(uintptr_t pc)
     return pc >= own_lo && pc < own_hi;
 }
 
-CF_HOT uint32_t cf_stack_capture(uintptr_t frames[CF_MAX_FRAMES], uintptr_t caller)
+/* At init, on the thread that loads the library (the main one, with the most
+ * stack the program has): libunwind loaded, and one unwind, so that whatever it
+ * sets up on its first call is not set up on a small stack. */
+void cf_stack_warm_up(void)
 {
-    if (stack_depth == 0 || !libunwind_ready()) return 0;
+    uintptr_t frames[CF_MAX_FRAMES];
+    if (stack_depth > 0) cf_stack_capture(frames, 0);
+}
+
+CF_HOT int cf_stack_capture(uintptr_t frames[CF_MAX_FRAMES], uintptr_t caller)
+{
+    if (stack_depth == 0) return 0;
+    if (CF_UNLIKELY(cf_stack_room() < UNWIND_STACK_NEED)) return -1;
+    if (!libunwind_ready()) return 0;
     void *raw[CF_MAX_FRAMES + OWN_FRAMES_SLACK];
     int n = unw_bt(raw, stack_depth + OWN_FRAMES_SLACK);
     int first = 0;
@@ -125,8 +150,8 @@ CF_HOT uint32_t cf_stack_capture(uintptr_t frames[CF_MAX_FRAMES], uintptr_t call
         }
     while (first < n && is_own_frame((uintptr_t)raw[first]))
         first++;
-    uint32_t count = 0;
-    for (int i = first; i < n && count < (uint32_t)stack_depth; i++)
+    int count = 0;
+    for (int i = first; i < n && count < stack_depth; i++)
         frames[count++] = (uintptr_t)raw[i];
     return count;
 }

@@ -310,6 +310,7 @@ static void summary(struct json *j, const struct cf_snap *s)
     k_u64(j, "managed_live_bytes", s->rec.managed.live_bytes);
     k_u64(j, "managed_peak_live_bytes", s->rec.managed.peak_live_bytes);
     k_bool(j, "stacks_available", !s->rec.stacks_unavailable);
+    k_u64(j, "allocs_without_stack", s->rec.allocs_without_stack);
     k_u64(j, "replaced_live", s->rec.replaced_live);
     k_u64(j, "capture_skips", s->rec.capture_skips);
     k_bool(j, "driver_usable", !s->driver_unusable);

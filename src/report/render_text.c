@@ -60,12 +60,17 @@ static void device_summary(const struct cf_snap *s, const struct cf_dev_view *v,
     cf_buf_printf(o, "device %d: peak live %s at +%s, peak footprint %s at +%s\n", v->device,
                   B(v->peak_live), T(secs_since_start(s, ds->peak_t_ns)), B(v->peak_footprint),
                   T(secs_since_start(s, ds->peak_footprint_t_ns)));
-    if (!isnan(v->frag_at_peak_footprint))
+    if (!isnan(v->frag_at_peak_footprint) && !isnan(v->frag_at_peak_live))
         cf_buf_printf(o,
                       "  at the footprint peak %.1f%% of it was not live (live %s); at the live "
                       "peak %.1f%% (footprint %s)\n",
                       pct(v->frag_at_peak_footprint), B(ds->live_at_peak_footprint),
                       pct(v->frag_at_peak_live), B(ds->footprint_at_peak_live));
+    else if (!isnan(v->frag_at_peak_footprint))
+        /* Nothing was ever live (only failed requests, or a pool that was never
+         * allocated from): there is no live peak to hold against. */
+        cf_buf_printf(o, "  at the footprint peak %.1f%% of it was not live (live %s)\n",
+                      pct(v->frag_at_peak_footprint), B(ds->live_at_peak_footprint));
     if (ds->footprint_samples)
         cf_buf_printf(o,
                       "  cuMemGetInfo cross-check: %llu samples; it saw at most %s more (memory "
@@ -123,6 +128,11 @@ static void summary(const struct cf_snap *s, struct cf_buf *o)
                       s->trace.chunks_lost || s->trace.partial
                           ? "; some buffered events could not be written"
                           : "");
+    if (s->rec.allocs_without_stack)
+        cf_buf_printf(o,
+                      "note: %llu allocations recorded without a call stack: their thread's stack "
+                      "was too small to unwind\n",
+                      (unsigned long long)s->rec.allocs_without_stack);
     if (s->rec.stacks_unavailable)
         cf_buf_puts(o, "note: call stacks unavailable (libunwind could not be loaded); call "
                        "sites are keyed by API\n");

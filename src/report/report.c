@@ -18,6 +18,7 @@
 #include "report/snapshot.h"
 #include "base/export.h"
 #include "base/log.h"
+#include "base/thread_state.h"
 
 static pthread_mutex_t report_mutex = PTHREAD_MUTEX_INITIALIZER;
 static int final_written;
@@ -214,6 +215,49 @@ bool cf_report_due(void)
     return worth_reporting();
 }
 
+/* Writing a report takes tens of KiB of stack (paths, formatting, symbol lookups).
+ * A thread with less left -- a program's worker with a small stack that calls
+ * exit(), the main thread under a small `ulimit -s` -- has it written by a thread
+ * of cudafrag's (as large as the reporting thread's, every signal blocked) and
+ * waits for it. */
+#define REPORT_STACK_NEED   (128u << 10)
+#define REPORT_THREAD_STACK (256u << 10)
+
+struct report_job {
+    const char *tag, *reason;
+    int rc;
+};
+
+static void *write_job(void *arg)
+{
+    struct report_job *job = arg;
+    job->rc = write_configured(job->tag, job->reason);
+    return NULL;
+}
+
+static int write_with_stack(const char *tag, const char *reason)
+{
+    if (cf_stack_room() >= REPORT_STACK_NEED) return write_configured(tag, reason);
+    struct report_job job = {tag, reason, -1};
+    pthread_attr_t attr;
+    pthread_t th;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, REPORT_THREAD_STACK);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    bool started = pthread_create(&th, &attr, write_job, &job) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    if (!started) {
+        cf_log("report not written: this thread's stack is too small to write it, and no "
+               "thread could be started to write it");
+        return -1;
+    }
+    pthread_join(th, NULL);
+    return job.rc;
+}
+
 /* A thread that exit() interrupted while it wrote a report would wait for itself:
  * it leaves the totals only. Another thread's report comes to an end (its waits
  * are bounded) and is the last interim one. */
@@ -227,7 +271,7 @@ void cf_report_write_final(const char *tag, const char *reason, bool for_interru
     __atomic_store_n(&final_pending, 1, __ATOMIC_RELEASE);
     lock_reports();
     cf_snap_for_interrupted = for_interrupted;
-    write_configured(tag, reason);
+    write_with_stack(tag, reason);
     cf_snap_for_interrupted = false;
     unlock_reports();
 }
@@ -261,7 +305,7 @@ int cf_report_interim(const char *reason)
     if (!__atomic_load_n(&final_pending, __ATOMIC_ACQUIRE)) {
         char tag[16];
         snprintf(tag, sizeof tag, "%u", ++interim_seq);
-        rc = write_configured(tag, reason);
+        rc = write_with_stack(tag, reason);
     }
     unlock_reports();
     return rc;

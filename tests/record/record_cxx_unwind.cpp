@@ -34,7 +34,7 @@ __attribute__((noinline)) static void throw_one(int v)
 int main()
 {
     CHECK(module_mapped("libcudafrag.so"));
-    CHECK(!module_mapped("libunwind"));
+    CHECK(module_mapped("libunwind")); // loaded at init, while the stack is large (stack.c)
 
     void *p = nullptr;
     CHECK_EQ(cudaMalloc(&p, 1 << 20), cudaSuccess);

@@ -24,6 +24,12 @@ static void release_loader(void)
     go_w = -1;
 }
 
+static void *init_record(void *arg)
+{
+    cf_rec_init();
+    return NULL;
+}
+
 static void *first_alloc(void *arg)
 {
     struct cf_alloc_info ai = {.api = CF_API_cudaMalloc, .addr = 0x1000, .requested = 512};
@@ -43,7 +49,15 @@ int main(void)
     setenv("FAKE_UNWIND_GO_FD", num, 1);
     go_w = go[1];
 
-    cf_rec_init();
+    /* libunwind is loaded at init, unless the initializing thread has too little
+     * stack for a dlopen: then on the first capture that has enough, which is the
+     * load a fork can race. */
+    pthread_attr_t small;
+    pthread_t init;
+    CHECK_EQ(pthread_attr_init(&small), 0);
+    CHECK_EQ(pthread_attr_setstacksize(&small, 48 << 10), 0);
+    CHECK_EQ(pthread_create(&init, &small, init_record, NULL), 0);
+    CHECK_EQ(pthread_join(init, NULL), 0);
     /* Registered after cudafrag's handlers, so it runs before them: the load is
      * certainly under way when cudafrag's prepare handler sees the fork. */
     CHECK_EQ(pthread_atfork(release_loader, NULL, NULL), 0);

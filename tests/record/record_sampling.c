@@ -443,14 +443,14 @@ static void check_without_capture_query(void)
     cf_sample_configure(0);
     uint64_t samples = cf_rec.dev[0].footprint_samples, skips = cf_rec.capture_skips;
     CUdeviceptr a, b;
-    CHECK_CU(cuMemAlloc(&a, 2048 * MiB)); /* above every earlier peak */
-    note_alloc(CF_API_cuMemAlloc, a, 2048 * MiB, NULL, NULL);
+    CHECK_CU(cuMemAlloc(&a, 5120 * MiB)); /* above every earlier peak */
+    note_alloc(CF_API_cuMemAlloc, a, 5120 * MiB, NULL, NULL);
     CHECK_EQ(cf_rec.dev[0].footprint_samples, samples + 1);
     CHECK_EQ(cf_rec.capture_skips, skips);
 
     cf_capture_begin();
-    CHECK_CU(cuMemAlloc(&b, 2048 * MiB));
-    note_alloc(CF_API_cuMemAlloc, b, 2048 * MiB, NULL, NULL);
+    CHECK_CU(cuMemAlloc(&b, 5120 * MiB));
+    note_alloc(CF_API_cuMemAlloc, b, 5120 * MiB, NULL, NULL);
     cf_capture_end();
     CHECK_EQ(cf_rec.dev[0].footprint_samples, samples + 1);
     CHECK_EQ(cf_rec.capture_skips, skips + 1);
