@@ -7,7 +7,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "cli/names.h"
 #include "cli/view.h"
 #include "cli/views.h"
 #include "report/format.h"
@@ -98,6 +100,59 @@ static const struct rank *peak_rank(const struct rank *r, unsigned n, double *ra
     }
     *ratio = sum > 0 ? (double)top->max_dev_fp / (sum / n) : NAN;
     return top;
+}
+
+/* ---- what merge refuses ---- */
+
+/* Why ranks a and b (their files fa and fb, zeroed when not found) cannot
+ * both be merged; NULL when they can. */
+static const char *why_twice(const struct cf_view *a, const struct cf_view *b,
+                             const struct stat *fa, const struct stat *fb, char *why, size_t n)
+{
+    if (fa->st_ino && fa->st_dev == fb->st_dev && fa->st_ino == fb->st_ino)
+        snprintf(why, n, "are the same file");
+    else if (a->pid && a->pid == b->pid && strcmp(a->host, b->host) == 0)
+        snprintf(why, n, "are of one run (pid %ld on %s)", a->pid, a->host);
+    else if (strcmp(a->rank, b->rank) == 0)
+        snprintf(why, n, "are both rank %s", a->rank);
+    else
+        return NULL;
+    return why;
+}
+
+/* A rank counted twice would double the job's totals and could hide the rank
+ * that peaked: the same file given twice, two files of one run (a copy, or a
+ * run's report beside its trace), or two runs that say they are the same rank. */
+static int refuse_twice(const struct rank *r, unsigned n)
+{
+    struct stat *f = calloc(n + 1, sizeof *f);
+    if (f == NULL) return 1;
+    for (unsigned i = 0; i < n; i++)
+        if (stat(r[i].v.source, &f[i]) != 0) memset(&f[i], 0, sizeof f[i]);
+    char why[320];
+    int rc = 0;
+    for (unsigned i = 0; i < n && rc == 0; i++)
+        for (unsigned k = 0; k < i && rc == 0; k++) {
+            if (why_twice(&r[k].v, &r[i].v, &f[k], &f[i], why, sizeof why) == NULL) continue;
+            fprintf(stderr, "cudafrag: merge: %s and %s %s: give each rank once\n%s", r[k].v.source,
+                    r[i].v.source, why, usage);
+            rc = CF_EXIT_USAGE;
+        }
+    free(f);
+    return rc;
+}
+
+/* Ranks of one job run one program; anything else is most likely a wrong file. */
+static void warn_programs(const struct rank *r, unsigned n)
+{
+    for (unsigned i = 1; i < n; i++)
+        if (strcmp(cf_names_base(r[i].v.program), cf_names_base(r[0].v.program)) != 0) {
+            fprintf(stderr,
+                    "cudafrag: merge: warning: the reports are of different programs (%s in %s, "
+                    "%s in %s)\n",
+                    r[0].v.program, r[0].v.source, r[i].v.program, r[i].v.source);
+            return;
+        }
 }
 
 /* ---- text ---- */
@@ -258,6 +313,8 @@ int cf_cmd_merge(int argc, char **argv)
         fprintf(stderr, "cudafrag: merge needs at least one report\n%s", usage);
         rc = CF_EXIT_USAGE;
     }
+    if (rc == 0) rc = refuse_twice(r, n);
+    if (rc == 0) warn_programs(r, n);
     FILE *o = rc == 0 ? cf_out_open(out) : NULL;
     if (o) {
         qsort(r, n, sizeof *r, by_rank);

@@ -320,6 +320,7 @@ int cf_replay_open(const char *path, const struct cf_replay_hooks *hooks, struct
 {
     static struct replay r;
     memset(&r, 0, sizeof r);
+    memset(s, 0, sizeof *s); /* freed on the failure paths below, taken or not */
     current = &r;
     if (cf_trace_load(&r.trace, path) != 0) {
         fprintf(stderr, "cudafrag: %s\n", r.trace.error);

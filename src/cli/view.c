@@ -289,7 +289,7 @@ static bool is_trace(const char *path)
 
 int cf_view_load(const char *path, struct cf_view *v)
 {
-    struct cf_json j;
+    struct cf_json j = {0}; /* freed below even when no text was parsed into it */
     memset(v, 0, sizeof *v);
     copy_str(v->source, sizeof v->source, path);
     bool trace = is_trace(path);
