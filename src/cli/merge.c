@@ -63,30 +63,46 @@ static int by_peak(const void *a, const void *b)
     return (x < y) - (x > y);
 }
 
+/* The row of m (k rows so far) that sums vs's key, added when new; NULL when out of memory. */
+static struct msite *msite_of(struct msite *m, unsigned *k, struct cf_rowindex *index,
+                              const struct cf_view_site *vs)
+{
+    uint32_t cursor = 0, row;
+    while (cf_rowindex_next(index, vs->hash, &cursor, &row))
+        if (strcmp(m[row].key, vs->key) == 0) return &m[row];
+    if (cf_rowindex_add(index, vs->hash, *k) != 0) return NULL;
+    m[*k] = (struct msite){.key = vs->key, .label = vs->label};
+    return &m[(*k)++];
+}
+
 static struct msite *sum_sites(const struct rank *r, unsigned n, unsigned *count)
 {
     unsigned cap = 0, k = 0;
     for (unsigned i = 0; i < n; i++)
         cap += r[i].v.nsites;
     struct msite *m = calloc(cap + 1, sizeof *m);
+    struct cf_rowindex index = {0};
     for (unsigned i = 0; m && i < n; i++)
         for (unsigned s = 0; s < r[i].v.nsites; s++) {
             const struct cf_view_site *vs = &r[i].v.sites[s];
-            unsigned j = 0;
-            while (j < k && strcmp(m[j].key, vs->key) != 0)
-                j++;
-            if (j == k) m[k++] = (struct msite){.key = vs->key, .label = vs->label};
-            m[j].peak_live += vs->peak_live;
-            m[j].bytes += vs->bytes;
-            m[j].leaked += vs->leaked;
-            m[j].ranks++;
-            if (m[j].max_rank == NULL || vs->peak_live > m[j].max_peak) {
-                m[j].max_peak = vs->peak_live;
-                m[j].max_rank = r[i].v.rank;
+            struct msite *x = msite_of(m, &k, &index, vs);
+            if (x == NULL) { /* out of memory: sums without some sites would mislead */
+                free(m);
+                m = NULL;
+                break;
+            }
+            x->peak_live += vs->peak_live;
+            x->bytes += vs->bytes;
+            x->leaked += vs->leaked;
+            x->ranks++;
+            if (x->max_rank == NULL || vs->peak_live > x->max_peak) {
+                x->max_peak = vs->peak_live;
+                x->max_rank = r[i].v.rank;
             }
         }
+    cf_rowindex_free(&index);
     if (m) qsort(m, k, sizeof *m, by_peak);
-    *count = k;
+    *count = m ? k : 0;
     return m;
 }
 
@@ -319,12 +335,15 @@ int cf_cmd_merge(int argc, char **argv)
     if (o) {
         qsort(r, n, sizeof *r, by_rank);
         struct msite *m = sum_sites(r, n, &nm);
-        if (json)
+        if (m == NULL)
+            fprintf(stderr, "cudafrag: out of memory while summing the call sites\n");
+        else if (json)
             json_out(o, r, n, m, nm);
         else
             text_out(o, r, n, m, nm);
-        free(m);
         rc = cf_out_close(o, out);
+        if (m == NULL) rc = 1;
+        free(m);
     } else if (rc == 0) {
         rc = 1;
     }
