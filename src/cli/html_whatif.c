@@ -99,13 +99,20 @@ static void device_lines(struct cf_buf *b, const struct cf_rp_device_table *d)
 static void best_line(struct cf_buf *b, const struct cf_rp_device_table *d, int best)
 {
     char a[32];
+    if (cf_rp_none_fits(d)) {
+        cf_buf_printf(b,
+                      "<p class=\"whatif-best\">Best: none, <b>no model fits in %s of device "
+                      "memory</b>: every one runs out.</p>",
+                      cf_fmt_bytes(d->device_memory, a, sizeof a));
+        return;
+    }
     if (best < 0) return;
     const struct cf_rp_result *r = &d->results[best];
     cf_buf_puts(b, "<p class=\"whatif-best\">Best: <b><code>");
     cf_html_esc(b, r->label);
-    cf_buf_printf(b, "</code></b>, peak footprint %s (%.3f x live)%s.</p>",
+    cf_buf_printf(b, "</code></b>, peak footprint %s (%.3f x live).</p>",
                   cf_fmt_bytes(r->peak_footprint, a, sizeof a),
-                  ratio(r->peak_footprint, r->peak_live), r->oom ? ", runs out of memory" : "");
+                  ratio(r->peak_footprint, r->peak_live));
 }
 
 static void sweeps(struct cf_buf *b, const struct cf_rp_device_table *d)

@@ -7,8 +7,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cmdline.h"
+#include "cli/names.h"
 #include "cli/view.h"
 #include "cli/views.h"
 #include "report/format.h"
@@ -60,30 +62,46 @@ static int by_peak(const void *a, const void *b)
     return (x < y) - (x > y);
 }
 
+/* The row of m (k rows so far) that sums vs's key, added when new; NULL when out of memory. */
+static struct msite *msite_of(struct msite *m, unsigned *k, struct cf_rowindex *index,
+                              const struct cf_view_site *vs)
+{
+    uint32_t cursor = 0, row;
+    while (cf_rowindex_next(index, vs->hash, &cursor, &row))
+        if (strcmp(m[row].key, vs->key) == 0) return &m[row];
+    if (cf_rowindex_add(index, vs->hash, *k) != 0) return NULL;
+    m[*k] = (struct msite){.key = vs->key, .label = vs->label};
+    return &m[(*k)++];
+}
+
 static struct msite *sum_sites(const struct rank *r, unsigned n, unsigned *count)
 {
     unsigned cap = 0, k = 0;
     for (unsigned i = 0; i < n; i++)
         cap += r[i].v.nsites;
     struct msite *m = calloc(cap + 1, sizeof *m);
+    struct cf_rowindex index = {0};
     for (unsigned i = 0; m && i < n; i++)
         for (unsigned s = 0; s < r[i].v.nsites; s++) {
             const struct cf_view_site *vs = &r[i].v.sites[s];
-            unsigned j = 0;
-            while (j < k && strcmp(m[j].key, vs->key) != 0)
-                j++;
-            if (j == k) m[k++] = (struct msite){.key = vs->key, .label = vs->label};
-            m[j].peak_live += vs->peak_live;
-            m[j].bytes += vs->bytes;
-            m[j].leaked += vs->leaked;
-            m[j].ranks++;
-            if (m[j].max_rank == NULL || vs->peak_live > m[j].max_peak) {
-                m[j].max_peak = vs->peak_live;
-                m[j].max_rank = r[i].v.rank;
+            struct msite *x = msite_of(m, &k, &index, vs);
+            if (x == NULL) { /* out of memory: sums without some sites would mislead */
+                free(m);
+                m = NULL;
+                break;
+            }
+            x->peak_live += vs->peak_live;
+            x->bytes += vs->bytes;
+            x->leaked += vs->leaked;
+            x->ranks++;
+            if (x->max_rank == NULL || vs->peak_live > x->max_peak) {
+                x->max_peak = vs->peak_live;
+                x->max_rank = r[i].v.rank;
             }
         }
+    cf_rowindex_free(&index);
     if (m) qsort(m, k, sizeof *m, by_peak);
-    *count = k;
+    *count = m ? k : 0;
     return m;
 }
 
@@ -97,6 +115,59 @@ static const struct rank *peak_rank(const struct rank *r, unsigned n, double *ra
     }
     *ratio = sum > 0 ? (double)top->max_dev_fp / (sum / n) : NAN;
     return top;
+}
+
+/* ---- what merge refuses ---- */
+
+/* Why ranks a and b (their files fa and fb, zeroed when not found) cannot
+ * both be merged; NULL when they can. */
+static const char *why_twice(const struct cf_view *a, const struct cf_view *b,
+                             const struct stat *fa, const struct stat *fb, char *why, size_t n)
+{
+    if (fa->st_ino && fa->st_dev == fb->st_dev && fa->st_ino == fb->st_ino)
+        snprintf(why, n, "are the same file");
+    else if (a->pid && a->pid == b->pid && strcmp(a->host, b->host) == 0)
+        snprintf(why, n, "are of one run (pid %ld on %s)", a->pid, a->host);
+    else if (strcmp(a->rank, b->rank) == 0)
+        snprintf(why, n, "are both rank %s", a->rank);
+    else
+        return NULL;
+    return why;
+}
+
+/* A rank counted twice would double the job's totals and could hide the rank
+ * that peaked: the same file given twice, two files of one run (a copy, or a
+ * run's report beside its trace), or two runs that say they are the same rank. */
+static int refuse_twice(const struct rank *r, unsigned n)
+{
+    struct stat *f = calloc(n + 1, sizeof *f);
+    if (f == NULL) return 1;
+    for (unsigned i = 0; i < n; i++)
+        if (stat(r[i].v.source, &f[i]) != 0) memset(&f[i], 0, sizeof f[i]);
+    char why[320];
+    int rc = 0;
+    for (unsigned i = 0; i < n && rc == 0; i++)
+        for (unsigned k = 0; k < i && rc == 0; k++) {
+            if (why_twice(&r[k].v, &r[i].v, &f[k], &f[i], why, sizeof why) == NULL) continue;
+            fprintf(stderr, "cudafrag: merge: %s and %s %s: give each rank once\n%s", r[k].v.source,
+                    r[i].v.source, why, usage);
+            rc = CF_EXIT_USAGE;
+        }
+    free(f);
+    return rc;
+}
+
+/* Ranks of one job run one program; anything else is most likely a wrong file. */
+static void warn_programs(const struct rank *r, unsigned n)
+{
+    for (unsigned i = 1; i < n; i++)
+        if (strcmp(cf_names_base(r[i].v.program), cf_names_base(r[0].v.program)) != 0) {
+            fprintf(stderr,
+                    "cudafrag: merge: warning: the reports are of different programs (%s in %s, "
+                    "%s in %s)\n",
+                    r[0].v.program, r[0].v.source, r[i].v.program, r[i].v.source);
+            return;
+        }
 }
 
 /* ---- text ---- */
@@ -274,16 +345,21 @@ int cf_cmd_merge(int argc, char **argv)
         else
             rc = 1;
     }
+    if (rc == 0) rc = refuse_twice(r, n);
+    if (rc == 0) warn_programs(r, n);
     FILE *o = rc == 0 ? cf_out_open(out) : NULL;
     if (o) {
         qsort(r, n, sizeof *r, by_rank);
         struct msite *m = sum_sites(r, n, &nm);
-        if (json)
+        if (m == NULL)
+            fprintf(stderr, "cudafrag: out of memory while summing the call sites\n");
+        else if (json)
             json_out(o, r, n, m, nm);
         else
             text_out(o, r, n, m, nm);
-        free(m);
         rc = cf_out_close(o, out);
+        if (m == NULL) rc = 1;
+        free(m);
     } else if (rc == 0) {
         rc = 1;
     }

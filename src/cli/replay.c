@@ -365,6 +365,7 @@ static struct replay the_replay;
 static int replay_loaded(struct replay *r, int loaded, const struct cf_replay_hooks *hooks,
                          struct cf_snap *s)
 {
+    memset(s, 0, sizeof *s); /* freed on the failure paths below, taken or not */
     if (loaded != 0) {
         fprintf(stderr, "cudafrag: %s\n", r->trace.error);
         return 1;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli/names.h"
+#include "cli/rowindex.h"
 #include "cli/svg.h"
 #include "cli/utf8.h"
 #include "report/format.h"
@@ -27,15 +28,21 @@ static const char *const tints[] = {"#cfe3f7", "#fde2c4", "#d5f0dc", "#f3d6ea",
 struct node {
     char *name, *where;
     uint64_t value;
-    int child, sibling;
+    int parent, child, sibling;
     bool leaf;
 };
 
 struct tree {
     struct node *n;
     unsigned len, cap;
+    struct cf_rowindex by_name; /* nodes by parent and name: a frame can have 10^5 callees */
     bool failed;
 };
+
+static uint64_t child_key(int parent, const char *name)
+{
+    return cf_rowindex_hash(name) ^ ((uint64_t)(unsigned)parent * 0x9e3779b97f4a7c15ull);
+}
 
 static int add_node(struct tree *t, int parent, const char *name, const char *where)
 {
@@ -47,8 +54,17 @@ static int add_node(struct tree *t, int parent, const char *name, const char *wh
         t->cap = cap;
     }
     struct node *x = &t->n[t->len];
-    *x = (struct node){strdup(name), strdup(where), 0, -1, -1, false};
-    if (!x->name || !x->where) return -1;
+    *x = (struct node){strdup(name), strdup(where), 0, parent, -1, -1, false};
+    if (!x->name || !x->where) {
+        free(x->name);
+        free(x->where);
+        return -1;
+    }
+    if (parent >= 0 && cf_rowindex_add(&t->by_name, child_key(parent, name), t->len) != 0) {
+        free(x->name);
+        free(x->where);
+        return -1;
+    }
     if (parent >= 0) {
         x->sibling = t->n[parent].child;
         t->n[parent].child = (int)t->len;
@@ -58,8 +74,9 @@ static int add_node(struct tree *t, int parent, const char *name, const char *wh
 
 static int child_named(struct tree *t, int parent, const struct cf_stack_frame *f)
 {
-    for (int c = t->n[parent].child; c >= 0; c = t->n[c].sibling)
-        if (strcmp(t->n[c].name, f->name) == 0) return c;
+    uint32_t cursor = 0, c;
+    while (cf_rowindex_next(&t->by_name, child_key(parent, f->name), &cursor, &c))
+        if (t->n[c].parent == parent && strcmp(t->n[c].name, f->name) == 0) return (int)c;
     return add_node(t, parent, f->name, f->where);
 }
 
@@ -183,6 +200,7 @@ static void free_tree(struct tree *t)
         free(t->n[i].where);
     }
     free(t->n);
+    cf_rowindex_free(&t->by_name);
 }
 
 void cf_svg_icicle(struct cf_buf *b, const char *id, const char *title, const struct cf_snap *s,

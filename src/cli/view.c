@@ -89,29 +89,22 @@ static void site_key(const struct cf_json *j, const struct cf_jnode *site, char 
     snprintf(label, 256, "%.40s (no stack)", api ? api : "?");
 }
 
-static uint64_t hash_of(const char *s)
-{
-    uint64_t h = 14695981039346656037ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
 static struct cf_view_site *find(const struct cf_view *v, const char *key, uint64_t h)
 {
-    for (unsigned i = 0; i < v->nsites; i++)
-        if (v->sites[i].hash == h && strcmp(v->sites[i].key, key) == 0) return &v->sites[i];
+    uint32_t cursor = 0, row;
+    while (cf_rowindex_next(&v->index, h, &cursor, &row))
+        if (strcmp(v->sites[row].key, key) == 0) return &v->sites[row];
     return NULL;
 }
 
 const struct cf_view_site *cf_view_find(const struct cf_view *v, const char *key)
 {
-    return find(v, key, hash_of(key));
+    return find(v, key, cf_rowindex_hash(key));
 }
 
 static struct cf_view_site *site_row(struct cf_view *v, const char *key, const char *label)
 {
-    uint64_t h = hash_of(key);
+    uint64_t h = cf_rowindex_hash(key);
     struct cf_view_site *s = find(v, key, h);
     if (s) return s;
     if (v->nsites >= MAX_SITES) return NULL;
@@ -121,6 +114,7 @@ static struct cf_view_site *site_row(struct cf_view *v, const char *key, const c
         v->sites = s;
         v->sites_cap = cap;
     }
+    if (cf_rowindex_add(&v->index, h, v->nsites) != 0) return NULL;
     s = &v->sites[v->nsites++];
     memset(s, 0, sizeof *s);
     s->hash = h;
@@ -129,18 +123,33 @@ static struct cf_view_site *site_row(struct cf_view *v, const char *key, const c
     return s;
 }
 
+/* The site ids a report lists, so that a site in both of its lists counts once. */
+struct seen_ids {
+    char (*id)[24];
+    unsigned n, cap;
+    struct cf_rowindex index;
+};
+
+/* False when id was seen already; a site without an id is never one seen. */
+static bool first_sight(struct seen_ids *seen, const char *id)
+{
+    if (id == NULL) return true;
+    uint64_t h = cf_rowindex_hash(id);
+    uint32_t cursor = 0, row;
+    while (cf_rowindex_next(&seen->index, h, &cursor, &row))
+        if (strcmp(seen->id[row], id) == 0) return false;
+    if (seen->n < seen->cap && cf_rowindex_add(&seen->index, h, seen->n) == 0)
+        copy_str(seen->id[seen->n++], 24, id);
+    return true;
+}
+
 /* Sites of one list; ids already taken from another list of the same report are skipped. */
 static void site_list(struct cf_view *v, const struct cf_json *j, const struct cf_jnode *list,
-                      char (*seen)[24], unsigned *nseen, unsigned cap)
+                      struct seen_ids *seen)
 {
     for (const struct cf_jnode *e = cf_json_first(j, list); e; e = cf_json_next(j, e)) {
         const struct cf_jnode *site = cf_json_get(j, e, "site");
-        const char *id = cf_json_str(j, cf_json_get(j, site, "id"));
-        bool dup = false;
-        for (unsigned i = 0; id && i < *nseen && !dup; i++)
-            dup = strcmp(seen[i], id) == 0;
-        if (dup) continue;
-        if (id && *nseen < cap) copy_str(seen[(*nseen)++], 24, id);
+        if (!first_sight(seen, cf_json_str(j, cf_json_get(j, site, "id")))) continue;
         char key[CF_VIEW_KEY], label[256];
         site_key(j, site, key, label);
         struct cf_view_site *s = site_row(v, key, label);
@@ -157,13 +166,13 @@ static void sites(struct cf_view *v, const struct cf_json *j, const struct cf_jn
         cf_json_get(j, r, "top_sites_by_peak") ? cf_json_get(j, r, "top_sites_by_peak")->count : 0;
     cap += cf_json_get(j, r, "top_sites_by_calls") ? cf_json_get(j, r, "top_sites_by_calls")->count
                                                    : 0;
-    char(*seen)[24] = calloc(cap + 1, sizeof *seen);
-    unsigned nseen = 0;
-    if (seen == NULL) return;
-    site_list(v, j, cf_json_get(j, r, "top_sites_by_peak"), seen, &nseen, cap);
-    site_list(v, j, cf_json_get(j, r, "top_sites_by_calls"), seen, &nseen, cap);
-    free(seen);
-    v->listed = nseen;
+    struct seen_ids seen = {.id = calloc(cap + 1, 24), .cap = cap};
+    if (seen.id == NULL) return;
+    site_list(v, j, cf_json_get(j, r, "top_sites_by_peak"), &seen);
+    site_list(v, j, cf_json_get(j, r, "top_sites_by_calls"), &seen);
+    free(seen.id);
+    cf_rowindex_free(&seen.index);
+    v->listed = seen.n;
     const struct cf_jnode *leaks = cf_json_get(j, r, "live_at_report");
     for (const struct cf_jnode *e = cf_json_first(j, leaks); e; e = cf_json_next(j, e)) {
         char key[CF_VIEW_KEY], label[256];
@@ -283,7 +292,7 @@ static int trace_json(const char *path, const char *data, size_t size, struct cf
 
 int cf_view_load(const char *path, struct cf_view *v)
 {
-    struct cf_json j;
+    struct cf_json j = {0}; /* freed below even when no text was parsed into it */
     memset(v, 0, sizeof *v);
     memset(&j, 0, sizeof j);
     copy_str(v->source, sizeof v->source, path);
@@ -308,5 +317,6 @@ void cf_view_free(struct cf_view *v)
 {
     free(v->sites);
     free(v->findings);
+    cf_rowindex_free(&v->index);
     memset(v, 0, sizeof *v);
 }

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cli/rowindex.h"
+
 #define CF_VIEW_DEVICES 64
 #define CF_VIEW_KEY     640
 
@@ -43,8 +45,9 @@ struct cf_view {
     double frag, internal_waste; /* NAN: unknown */
     struct cf_view_site *sites;  /* merged by key */
     unsigned nsites, sites_cap;
-    uint64_t site_count; /* sites the source recorded */
-    uint64_t listed;     /* sites it lists: fewer when it lists only its top */
+    struct cf_rowindex index; /* sites by the hash of their key */
+    uint64_t site_count;      /* sites the source recorded */
+    uint64_t listed;          /* sites it lists: fewer when it lists only its top */
     struct cf_view_finding *findings;
     unsigned nfindings;
 };

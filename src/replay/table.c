@@ -25,15 +25,33 @@ int cf_rp_sweep_best(const struct cf_rp_result *rows, unsigned first, unsigned c
     return best;
 }
 
+/* The rows that are allocators (the lower bound is a floor, not one) and ran. */
+static bool ranked(const struct cf_rp_result *r)
+{
+    return !r->error[0] && !(r->config && r->config->def == &cf_rp_model_lower_bound);
+}
+
 int cf_rp_best_model(const struct cf_rp_device_table *d)
 {
     int best = -1;
     for (unsigned i = 0; i < d->nresults; i++) {
         const struct cf_rp_result *r = &d->results[i];
-        if (r->config && r->config->def == &cf_rp_model_lower_bound) continue;
+        /* One that ran out of memory peaked low because it stopped: never the best. */
+        if (!ranked(r) || r->oom) continue;
         if (better(r, best < 0 ? NULL : &d->results[best])) best = (int)i;
     }
     return best;
+}
+
+bool cf_rp_none_fits(const struct cf_rp_device_table *d)
+{
+    bool any = false;
+    for (unsigned i = 0; i < d->nresults; i++) {
+        if (!ranked(&d->results[i])) continue;
+        if (!d->results[i].oom) return false;
+        any = true;
+    }
+    return any;
 }
 
 static double ratio(uint64_t a, uint64_t b)
@@ -103,12 +121,17 @@ static void sweep_text(const struct cf_rp_device_table *d, const struct cf_rp_sw
 static void best_text(const struct cf_rp_device_table *d, struct cf_buf *o)
 {
     char peak[32];
+    if (cf_rp_none_fits(d)) {
+        cf_buf_printf(o, "  best: none: no model fits in %s of device memory\n",
+                      cf_fmt_bytes(d->device_memory, peak, sizeof peak));
+        return;
+    }
     int best = cf_rp_best_model(d);
     if (best < 0) return;
     const struct cf_rp_result *b = &d->results[best];
-    cf_buf_printf(o, "  best: %s (peak footprint %s, %.3f x live%s)\n", b->label,
+    cf_buf_printf(o, "  best: %s (peak footprint %s, %.3f x live)\n", b->label,
                   cf_fmt_bytes(b->peak_footprint, peak, sizeof peak),
-                  ratio(b->peak_footprint, b->peak_live), b->oom ? ", runs out of memory" : "");
+                  ratio(b->peak_footprint, b->peak_live));
 }
 
 static void device_text(const struct cf_rp_table *t, const struct cf_rp_device_table *d,
@@ -308,6 +331,8 @@ static void device_json(struct json *j, const struct cf_rp_table *t,
     close_arr(j);
     int best = cf_rp_best_model(d);
     k_str(j, "best", best < 0 ? NULL : d->results[best].label);
+    key(j, "no_model_fits");
+    cf_buf_puts(j->o, cf_rp_none_fits(d) ? "true" : "false");
     open_arr(j, "sweeps");
     for (unsigned i = 0; i < d->nsweeps; i++) {
         const struct cf_rp_sweep *w = &d->sweeps[i];

@@ -52,8 +52,12 @@ struct cf_rp_table {
 int cf_rp_sweep_best(const struct cf_rp_result *rows, unsigned first, unsigned count);
 
 /* The row an allocator does best with on this device (the lower bound is a
- * floor, not an allocator): the order of a sweep's best. -1 when none ran. */
+ * floor, not an allocator): of those that never ran out of memory, the lowest
+ * peak footprint, then the fewest driver calls, then the first. -1 when none
+ * ran or every one ran out (cf_rp_none_fits). */
 int cf_rp_best_model(const struct cf_rp_device_table *d);
+/* Whether every allocator that ran, and at least one did, ran out of memory. */
+bool cf_rp_none_fits(const struct cf_rp_device_table *d);
 
 /* The out-of-memory column of row r: "-", "no" or "at op N, +T". */
 void cf_rp_oom_text(const struct cf_rp_device_table *d, const struct cf_rp_result *r, char *out,
