@@ -15,6 +15,7 @@
 #include "cli/blocks.h"
 #include "cli/cmdline.h"
 #include "cli/options_doc.h"
+#include "cli/advise.h"
 #include "cli/replay.h"
 #include "cli/snapshot_import.h"
 #include "cli/symbolize_dw.h"
@@ -474,11 +475,11 @@ static int cmd_report(int argc, char **argv)
     return rc < 0 ? 0 : rc;
 }
 
-static int (*const commands[])(int, char **) = {cmd_run,       cmd_symbolize, cmd_report,
-                                                cf_cmd_export, cf_cmd_diff,   cf_cmd_merge,
-                                                cf_cmd_check,  cf_cmd_replay, cf_cmd_import};
+static int (*const commands[])(int, char **) = {
+    cmd_run,      cmd_symbolize, cmd_report,    cf_cmd_export, cf_cmd_diff,
+    cf_cmd_merge, cf_cmd_check,  cf_cmd_replay, cf_cmd_import, cf_cmd_advise};
 static const char *const command_names[] = {"run",   "symbolize", "report", "export", "diff",
-                                            "merge", "check",     "replay", "import"};
+                                            "merge", "check",     "replay", "import", "advise"};
 
 int main(int argc, char **argv)
 {
