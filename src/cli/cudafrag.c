@@ -12,10 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli/advise.h"
 #include "cli/blocks.h"
 #include "cli/cmdline.h"
 #include "cli/options_doc.h"
-#include "cli/advise.h"
 #include "cli/replay.h"
 #include "cli/snapshot_import.h"
 #include "cli/symbolize_dw.h"
