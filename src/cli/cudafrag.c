@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli/advise.h"
 #include "cli/blocks.h"
 #include "cli/cmdline.h"
 #include "cli/options_doc.h"
@@ -497,11 +498,11 @@ static int cmd_report(int argc, char **argv)
     return rc < 0 ? 0 : rc;
 }
 
-static int (*const commands[])(int, char **) = {cmd_run,       cmd_symbolize, cmd_report,
-                                                cf_cmd_export, cf_cmd_diff,   cf_cmd_merge,
-                                                cf_cmd_check,  cf_cmd_replay, cf_cmd_import};
+static int (*const commands[])(int, char **) = {
+    cmd_run,      cmd_symbolize, cmd_report,    cf_cmd_export, cf_cmd_diff,
+    cf_cmd_merge, cf_cmd_check,  cf_cmd_replay, cf_cmd_import, cf_cmd_advise};
 static const char *const command_names[] = {"run",   "symbolize", "report", "export", "diff",
-                                            "merge", "check",     "replay", "import"};
+                                            "merge", "check",     "replay", "import", "advise"};
 
 int main(int argc, char **argv)
 {

@@ -57,6 +57,17 @@ static const struct help helps[] = {
      "  --models              list the models and their knobs\n"
      "  --check[=N]           verify each model's invariants after every (N-th) operation\n"
      "  --json                the table as JSON\n"},
+    {"advise", "cudafrag advise [--device-memory SIZE] [--json] TRACE",
+     "cudafrag advise [--device-memory SIZE] [--json] TRACE\n",
+     "advise replays a PyTorch run's tensors (a `cudafrag run --blocks` trace or an\n"
+     "imported snapshot) through the pytorch and async-pool models over the caching\n"
+     "allocator's knobs (expandable_segments, max_split_size_mb, roundup_power2_divisions)\n"
+     "and the cudaMallocAsync backend, and prints the PYTORCH_CUDA_ALLOC_CONF line with the\n"
+     "lowest predicted peak reserved that fits the device, against the run's own setting\n"
+     "(docs/replay.md). Where no setting is more than the models' error (3 %) lower: keep.\n"
+     "\n"
+     "  --device-memory SIZE  memory of the device (default: from the trace)\n"
+     "  --json                the advice and every setting tried as JSON\n"},
     {"import", "cudafrag import [-o TRACE] SNAPSHOT.pickle",
      "cudafrag import [-o|--output TRACE] SNAPSHOT.pickle\n",
      "import turns a PyTorch memory snapshot (torch.cuda.memory._dump_snapshot) into a\n"

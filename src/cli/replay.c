@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/advise.h"
 #include "cli/symbolize_dw.h"
 #include "cli/trace_file.h"
 #include "config/config.h"
@@ -467,19 +468,67 @@ int cf_replay_header(const char *key, char *value, size_t n)
     return 0;
 }
 
+const char *cf_replay_header_next(const char *key, const char *after, char *value, size_t n)
+{
+    return current ? cf_trace_header_next(&current->trace, key, after, value, n) : NULL;
+}
+
+/* The report's "setting to use" section is for `--blocks` runs: the trace's
+ * CUDAFRAG_BLOCKS is in the environment (adopt_settings) before the first event. */
+struct report_advise {
+    struct cf_advise *a; /* NULL: no section */
+    bool decided;
+};
+
+static void advise_blocks_event(const struct cf_event *e, void *ctx)
+{
+    struct report_advise *r = ctx;
+    if (!r->decided) {
+        const char *blocks = getenv("CUDAFRAG_BLOCKS");
+        r->decided = true;
+        if (blocks == NULL || blocks[0] == '\0') {
+            cf_advise_free(r->a);
+            r->a = NULL;
+        }
+    }
+    if (r->a) cf_advise_event(e, r->a);
+}
+
+static void report_section(struct cf_advise *a, const char *path, const struct cf_snap *s,
+                           struct cf_buf *b)
+{
+    static const char end[] = "==== end of cudafrag report ====\n";
+    size_t n = sizeof end - 1;
+    if (a == NULL || s->blocks == NULL || s->blocks[0] == '\0') return;
+    if (cf_advise_run(a, path, s) != 0 || b->len < n || memcmp(b->data + b->len - n, end, n))
+        return;
+    b->len -= n;
+    cf_advise_render_section(a, b);
+    cf_buf_puts(b, end);
+}
+
 int cf_replay_report(const char *path, bool json, FILE *out)
 {
     struct cf_snap s;
-    if (cf_replay_open(path, NULL, &s) != 0) return 1;
+    /* Only the text report has the section, and it costs a capture of the stream. */
+    struct report_advise r = {.a = json ? NULL : cf_advise_new(false, 0)};
+    struct cf_replay_hooks hooks = {.after_event = advise_blocks_event, .ctx = &r};
+    if (cf_replay_open(path, &hooks, &s) != 0) {
+        cf_advise_free(r.a);
+        return 1;
+    }
     struct cf_buf b = {0};
-    if (json)
+    if (json) {
         cf_render_json(&s, &b);
-    else
+    } else {
         cf_render_text(&s, &b);
+        report_section(r.a, path, &s, &b);
+    }
     if (!b.failed) fwrite(b.data, 1, b.len, out);
     int rc = b.failed ? 1 : 0;
     if (rc) fprintf(stderr, "cudafrag: out of memory while rendering the report of %s\n", path);
     cf_buf_free(&b);
     cf_replay_close(&s);
+    cf_advise_free(r.a);
     return rc;
 }

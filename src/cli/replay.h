@@ -43,6 +43,9 @@ int cf_replay_module(uint64_t frame, char *path, size_t n);
 /* The value of the trace header's key (docs/trace-format.md) while a replay
  * is open: 0, or -1 when the key is absent. */
 int cf_replay_header(const char *key, char *value, size_t n);
+/* Each value of a key that may repeat (NULL after: the first): where to go on
+ * from, NULL when there is no further one. */
+const char *cf_replay_header_next(const char *key, const char *after, char *value, size_t n);
 
 /* False: frames are named by module and offset only, no DWARF read. The fuzz
  * targets set it: the module files a trace names are local files, not the

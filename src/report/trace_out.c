@@ -45,6 +45,33 @@ static size_t clock_base(char *buf, size_t len, size_t cap)
     return put_line(buf, len, cap, "monotonic_base_ns", num);
 }
 
+/* The frameworks' allocator settings at start: `cudafrag advise` compares its
+ * advice with the run's own setting. framework_vars names the variables read, so
+ * that a reader tells "not set" from "not recorded" (an older trace). */
+static const char *const framework_vars[] = {
+    "PYTORCH_CUDA_ALLOC_CONF",        "PYTORCH_ALLOC_CONF",
+    "PYTORCH_NO_CUDA_MEMORY_CACHING", "XLA_PYTHON_CLIENT_ALLOCATOR",
+    "XLA_PYTHON_CLIENT_PREALLOCATE",  "XLA_PYTHON_CLIENT_MEM_FRACTION",
+    "XLA_CLIENT_MEM_FRACTION"};
+
+static size_t framework_settings(char *buf, size_t len, size_t cap)
+{
+    char names[256] = "", line[4096];
+    size_t n = sizeof framework_vars / sizeof framework_vars[0];
+    for (size_t i = 0; i < n; i++) {
+        size_t used = strlen(names);
+        snprintf(names + used, sizeof names - used, "%s%s", i ? "," : "", framework_vars[i]);
+    }
+    len = put_line(buf, len, cap, "framework_vars", names);
+    for (size_t i = 0; i < n; i++) {
+        const char *v = getenv(framework_vars[i]);
+        if (v == NULL) continue;
+        snprintf(line, sizeof line, "%s=%s", framework_vars[i], v);
+        len = put_line(buf, len, cap, "framework_env", line);
+    }
+    return len;
+}
+
 static size_t build_header(char *buf, size_t cap)
 {
     extern char *program_invocation_name;
@@ -66,7 +93,7 @@ static size_t build_header(char *buf, size_t cap)
     len = clock_base(buf, len, cap);
     for (char **e = environ; e && *e; e++)
         if (strncmp(*e, "CUDAFRAG_", 9) == 0) len = put_line(buf, len, cap, "env", *e);
-    return len;
+    return framework_settings(buf, len, cap);
 }
 
 void cf_report_trace_open(void)

@@ -1,0 +1,94 @@
+/* `cudafrag advise TRACE`: the allocator setting to use, in one step. A PyTorch
+ * run's tensors (a `--blocks` trace or an imported snapshot) are replayed through
+ * the pytorch and async-pool models (src/replay/) over a grid of the caching
+ * allocator's knobs and the cudaMallocAsync backend; the lowest predicted peak
+ * reserved that fits the device is set against the run's own setting, with the
+ * models' documented error (docs/replay.md, "cudafrag advise"). */
+#ifndef CF_CLI_ADVISE_H
+#define CF_CLI_ADVISE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cli/cache_use.h"
+#include "replay/model.h"
+#include "replay/run.h"
+#include "replay/stream.h"
+#include "report/strbuf.h"
+
+struct cf_event;
+struct cf_snap;
+
+/* The pytorch and async-pool models are within 3 % of what PyTorch and the
+ * driver reported on an H200 (docs/replay.md, "Accuracy"): a difference below
+ * this fraction of the run's own peak is not evidence. */
+#define CF_ADV_MODEL_ERROR 0.03
+
+enum cf_adv_framework { CF_ADV_UNKNOWN, CF_ADV_PYTORCH, CF_ADV_JAX };
+enum cf_adv_advice { CF_ADV_KEEP, CF_ADV_CHANGE, CF_ADV_NONE_FITS };
+
+struct cf_adv_setting {
+    struct cf_rp_config config;
+    char conf[192];   /* as PyTorch reads it ("expandable_segments:True"); "": its defaults */
+    unsigned changed; /* knobs away from PyTorch's defaults */
+    bool unmeasured;  /* a knob whose model was not measured against a GPU */
+    struct cf_rp_result result;
+};
+
+struct cf_adv_device {
+    const struct cf_rp_stream *stream;
+    uint64_t device_memory;  /* CF_RP_UNLIMITED: not known */
+    const char *memory_from; /* "option" or "trace" */
+    struct cf_adv_setting *settings;
+    unsigned nsettings;
+    unsigned *rank; /* settings, best first */
+    int own, pick;  /* the run's own setting; the advised one (-1: none fits) */
+    enum cf_adv_advice advice;
+    int64_t saving; /* own peak - picked peak (bytes) */
+    double saving_frac;
+    char caution[2][512];
+};
+
+struct cf_advise {
+    struct cf_rp_capture cap;
+    struct cf_cache_use cache;  /* whether the allocations are a cache's segments */
+    struct cf_u64map site_slot; /* trace site id -> slot + 1 */
+    struct cf_adv_site *sites;
+    uint32_t nsites, site_cap;
+    uint64_t device_memory; /* --device-memory, 0: from the trace */
+    bool full;              /* the whole grid (the report's section runs a short one) */
+    bool failed;            /* out of host memory while reading */
+    const char *trace;
+    char program[256], blocks[1024];
+    bool imported;
+    enum cf_adv_framework framework;
+    char framework_module[128];
+    uint64_t framework_allocs, allocs;
+    bool segments; /* the allocations are a cache's segments: no advice */
+    /* The run's own setting (docs/replay.md): the variable, its value, where from. */
+    char var[32], own_conf[1024], not_modelled[512];
+    const char *own_from; /* "recorded", "blocks", "not recorded" */
+    struct cf_adv_device devs[CF_RP_MAX_DEVICES];
+    unsigned ndevs;
+};
+
+struct cf_advise *cf_advise_new(bool full, uint64_t device_memory);
+void cf_advise_free(struct cf_advise *a);
+/* The replay's after_event hook. */
+void cf_advise_event(const struct cf_event *e, void *a);
+/* Once the trace is read, while its replay is still open: the settings run.
+ * 0, or -1 after a message (out of memory). */
+int cf_advise_run(struct cf_advise *a, const char *trace, const struct cf_snap *snap);
+
+/* The setting as one environment line: "PYTORCH_CUDA_ALLOC_CONF=..." */
+void cf_advise_line(const struct cf_advise *a, const struct cf_adv_setting *s, char *out, size_t n);
+void cf_advise_render_text(const struct cf_advise *a, struct cf_buf *out);
+void cf_advise_render_json(const struct cf_advise *a, struct cf_buf *out);
+/* The text report's short section (nothing when the trace is not a PyTorch
+ * `--blocks` run's). */
+void cf_advise_render_section(const struct cf_advise *a, struct cf_buf *out);
+
+/* argv: "advise" and its arguments. Returns the command's exit status. */
+int cf_cmd_advise(int argc, char **argv);
+
+#endif

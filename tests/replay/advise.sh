@@ -1,0 +1,222 @@
+#!/bin/sh
+# advise.sh CUDAFRAG WORKLOAD WORKLOAD_JAX SNAPSHOTS_PY: `cudafrag advise` on
+# PyTorch-like tensor streams of five shapes traced with `cudafrag run --blocks`
+# on the simulated device (advise_workload.c). On every one: the advice is the
+# lowest predicted peak that fits, the simplest among equals, a change only when
+# it beats the run's own setting by more than the models' 3 %, the same figure
+# `cudafrag replay` gives for that setting, the same bytes twice. Odd sizes above
+# 1 MiB get expandable segments, shapes a cache reuses exactly get "keep"; the
+# user's recorded setting is the one compared with; a device too small for it
+# gets another setting; JAX, a cache's segments and imported snapshots are each
+# said for what they are; the text report of a --blocks run has the one line.
+set -u
+cudafrag=$1 workload=$2 workload_jax=$3 snapshots=$4
+. "$(dirname "$0")/../lib.sh"
+need python3
+abs() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
+cudafrag=$(abs "$cudafrag") workload=$(abs "$workload") workload_jax=$(abs "$workload_jax")
+snapshots=$(abs "$snapshots")
+scratch
+cd "$dir" || exit 1
+unset PYTORCH_NO_CUDA_MEMORY_CACHING PYTORCH_CUDA_ALLOC_CONF PYTORCH_ALLOC_CONF \
+    XLA_PYTHON_CLIENT_ALLOCATOR CUDAFRAG_ARENA CUDAFRAG_BLOCKS PYTHONPATH
+
+# json FILE EXPR: a Python expression over the parsed file (as j), printed.
+json() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+# traced NAME PROG MODE [run options...]: the workload under cudafrag run --trace.
+traced() {
+    name=$1 prog=$2 mode=$3
+    shift 3
+    "$cudafrag" run --sim --trace "$@" --output "$name" -- "$prog" "$mode" \
+        >"$name.out" 2>"$name.err" || fail "$name: status $? ($(cat "$name.err"))"
+}
+
+# advised NAME [options...]: cudafrag advise, text into NAME.advice and JSON into
+# NAME.advice.json.
+advised() {
+    name=$1
+    shift
+    "$cudafrag" advise "$@" "$name.cftrace" >"$name.advice" 2>"$name.advice.err" ||
+        fail "advise $name: $(cat "$name.advice.err")"
+    "$cudafrag" advise --json "$@" "$name.cftrace" >"$name.advice.json" 2>>"$name.advice.err" ||
+        fail "advise --json $name: $(cat "$name.advice.err")"
+}
+
+# consistent NAME [options...]: the rules every advice keeps (advised NAME
+# with the same options before), and the replay's own figure for the advised
+# setting.
+consistent() {
+    name=$1
+    shift
+    python3 - "$name.advice.json" <<'EOF' || fail "$name: $(cat "$name.advice")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["framework"] == "PyTorch", j["framework"]
+for d in j["devices"]:
+    ok = [s for s in d["settings"] if "error" not in s and not s["oom"]]
+    own, rec = d["own"], d["recommended"]
+    if d["advice"] == "none-fits":
+        assert not ok and rec is None
+        continue
+    assert rec is not None and not rec["oom"], rec
+    err = d["model_error"]
+    low = min(s["peak_reserved_bytes"] for s in ok)
+    if d["advice"] == "change":
+        # Within the error of the lowest, and beating the run's own by more.
+        assert rec["peak_reserved_bytes"] <= low * (1 + err), (rec, low)
+        bar = own["peak_reserved_bytes"] * (1 - err)
+        if not own["oom"]:
+            assert low < bar and rec["peak_reserved_bytes"] < bar, (rec, own)
+            assert d["saving_bytes"] == own["peak_reserved_bytes"] - rec["peak_reserved_bytes"]
+            assert d["saving_fraction"] > err, d["saving_fraction"]
+        # The simplest of those.
+        rivals = [s for s in ok if s["peak_reserved_bytes"] <= low * (1 + err)
+                  and (own["oom"] or s["peak_reserved_bytes"] < bar)]
+        assert rec["knobs_changed"] == min(s["knobs_changed"] for s in rivals), rec
+    else:
+        assert d["advice"] == "keep" and rec["own"] and not own["oom"], d
+        assert low >= own["peak_reserved_bytes"] * (1 - err), (low, own)
+        if low < own["peak_reserved_bytes"]:
+            assert d["cautions"], "a lower setting within the error without a caution"
+    first = d["settings"][0]
+    assert "error" not in first and not first["oom"], first
+EOF
+    rec=$(json "$name.advice.json" "j['devices'][0]['recommended']['model']")
+    "$cudafrag" replay --json "$@" --model "$rec" "$name.cftrace" >"$name.replay.json" ||
+        fail "$name: replay --model $rec"
+    [ "$(json "$name.replay.json" "j['devices'][0]['models'][0]['peak_footprint_bytes']")" = \
+      "$(json "$name.advice.json" "j['devices'][0]['recommended']['peak_reserved_bytes']")" ] ||
+        fail "$name: advise and replay disagree on $rec"
+    "$cudafrag" advise "$@" "$name.cftrace" | cmp -s - "$name.advice" ||
+        fail "$name: not the same bytes twice"
+}
+
+field() { json "$1.advice.json" "$2"; }
+
+for mode in odd-large fixed small kv-growth streams; do
+    t_case=$mode
+    traced "$mode" "$workload" "$mode" --blocks
+    advised "$mode"
+    consistent "$mode"
+    grep -q "^your setting: PyTorch's defaults" "$mode.advice" || fail "own setting: $(cat "$mode.advice")"
+    [ "$(field "$mode" "j['own_setting_from']")" = recorded ] || fail "not recorded"
+done
+
+t_case=odd-large
+# Odd sizes above 1 MiB: the cache's splits strand memory, expandable segments do not.
+[ "$(field odd-large "j['devices'][0]['advice']")" = change ] || fail "$(cat odd-large.advice)"
+field odd-large "j['devices'][0]['recommended']['conf']" | grep -q 'expandable_segments:True' ||
+    fail "not expandable segments: $(cat odd-large.advice)"
+grep -q '^  use: PYTORCH_CUDA_ALLOC_CONF=.*expandable_segments:True' odd-large.advice ||
+    fail "no use: line: $(cat odd-large.advice)"
+[ "$(field odd-large "[s['peak_reserved_bytes'] for s in j['devices'][0]['settings'] if s['conf']=='expandable_segments:True'][0] < j['devices'][0]['own']['peak_reserved_bytes']")" = True ] ||
+    fail "expandable segments not below the defaults"
+
+t_case=fixed
+# Shapes every cache reuses exactly: nothing beats the defaults by more than the error.
+[ "$(field fixed "j['devices'][0]['advice']")" = keep ] || fail "$(cat fixed.advice)"
+grep -q "^  use: keep your setting (PyTorch's defaults)" fixed.advice || fail "$(cat fixed.advice)"
+
+t_case=user-setting
+env PYTORCH_CUDA_ALLOC_CONF='expandable_segments:True,pinned_use_host_register:True' \
+    "$cudafrag" run --sim --blocks --trace --output user -- "$workload" odd-large \
+    >user.out 2>user.err || fail "$(cat user.err)"
+advised user
+consistent user
+grep -q "^your setting: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,pinned_use_host_register:True (recorded at start)" user.advice ||
+    fail "$(cat user.advice)"
+grep -q "not modelled, left out: pinned_use_host_register:True" user.advice || fail "$(cat user.advice)"
+[ "$(field user "j['devices'][0]['own']['conf']")" = expandable_segments:True ] || fail "own conf"
+[ "$(field user "j['devices'][0]['own']['peak_reserved_bytes']")" = \
+  "$(field odd-large "[s['peak_reserved_bytes'] for s in j['devices'][0]['settings'] if s['conf']=='expandable_segments:True'][0]")" ] ||
+    fail "the user's setting is not replayed as expandable segments"
+
+t_case=user-async
+env PYTORCH_ALLOC_CONF='backend:cudaMallocAsync' \
+    "$cudafrag" run --sim --blocks --trace --output async -- "$workload" fixed \
+    >async.out 2>async.err || fail "$(cat async.err)"
+advised async
+consistent async
+[ "$(field async "j['variable']")" = PYTORCH_ALLOC_CONF ] || fail "variable"
+[ "$(field async "j['devices'][0]['own']['model']")" = async-pool ] || fail "$(cat async.advice)"
+# The line to use names the variable the user set.
+if [ "$(field async "j['devices'][0]['advice']")" = change ]; then
+    grep -q '^  use: \(PYTORCH_ALLOC_CONF=\|unset PYTORCH_ALLOC_CONF\)' async.advice || fail "$(cat async.advice)"
+fi
+
+t_case=device-memory
+# A device of exactly expandable segments' peak: the defaults run out of memory
+# there, even after PyTorch's free-and-retry.
+exp=$(field odd-large "[s['peak_reserved_bytes'] for s in j['devices'][0]['settings'] if s['conf']=='expandable_segments:True'][0]")
+advised odd-large --device-memory "$exp"
+consistent odd-large --device-memory "$exp"
+[ "$(field odd-large "j['devices'][0]['own']['oom']")" = True ] || fail "the defaults fit in $exp"
+[ "$(field odd-large "j['devices'][0]['advice']")" = change ] || fail "$(cat odd-large.advice)"
+[ "$(field odd-large "j['devices'][0]['recommended']['peak_reserved_bytes'] <= $exp")" = True ] ||
+    fail "$(cat odd-large.advice)"
+grep -q "your setting runs out of memory" odd-large.advice || fail "$(cat odd-large.advice)"
+advised odd-large --device-memory 1M
+[ "$(field odd-large "j['devices'][0]['advice']")" = none-fits ] || fail "$(cat odd-large.advice)"
+grep -q "^  use: none of the settings tried fits in 1.00 MiB" odd-large.advice || fail "$(cat odd-large.advice)"
+
+t_case=report
+"$cudafrag" report odd-large.cftrace >report.txt || fail "cudafrag report"
+grep -q "^-- setting to use (PyTorch; every setting: cudafrag advise odd-large.cftrace) --" report.txt ||
+    fail "no section: $(cat report.txt)"
+grep -q "^  device 0: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: predicted peak reserved" report.txt ||
+    fail "$(grep -A3 'setting to use' report.txt)"
+tail -n 1 report.txt | grep -q '^==== end of cudafrag report ====$' || fail "the report's end moved"
+"$cudafrag" report fixed.cftrace | grep -q "^  device 0: keep your setting (PyTorch's defaults)" ||
+    fail "fixed: no keep line"
+"$cudafrag" report --json odd-large.cftrace >report.json || fail "report --json"
+grep -q 'setting to use' report.json && fail "a section in the JSON report"
+traced plain "$workload" odd-large
+"$cudafrag" report plain.cftrace | grep -q 'setting to use' && fail "a section without --blocks"
+
+t_case=jax
+traced jax "$workload_jax" odd-large --blocks
+advised jax
+grep -qx "no JAX allocator model: cudafrag advise covers PyTorch" jax.advice || fail "$(cat jax.advice)"
+[ "$(field jax "(j['framework'], j['devices'])")" = "('JAX', [])" ] || fail "$(cat jax.advice.json)"
+"$cudafrag" report jax.cftrace | grep -q 'setting to use' && fail "a section for JAX"
+
+t_case=segments
+# Without --blocks, 2 MiB-multiple sizes from libc10_cuda.so are the cache's segments.
+traced segments "$workload" fixed
+advised segments
+grep -q "^no advice: these allocations are PyTorch's cache segments" segments.advice ||
+    fail "$(cat segments.advice)"
+
+t_case=import
+python3 "$snapshots" "$dir" >/dev/null || fail "snapshots.py"
+"$cudafrag" import --output snap.cftrace good-protocol4.pickle >/dev/null || fail "import"
+advised snap --device-memory 1G
+consistent snap --device-memory 1G
+[ "$(field snap "(j['imported'], j['own_setting_from'])")" = "(True, 'not recorded')" ] ||
+    fail "$(cat snap.advice)"
+grep -q "^your setting: not recorded in this trace (an imported snapshot): taken as PyTorch's defaults" snap.advice ||
+    fail "$(cat snap.advice)"
+
+t_case=header
+# The trace records the variable at start, compatibly: a key readers ignore.
+python3 - user.cftrace <<'EOF' || fail "header"
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+n = struct.unpack_from("<I", b, 12)[0]
+h = b[16:16 + n].decode().splitlines()
+assert "framework_env=PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,pinned_use_host_register:True" in h, h
+assert any(l.startswith("framework_vars=PYTORCH_CUDA_ALLOC_CONF,") for l in h), h
+EOF
+
+t_case=usage
+"$cudafrag" advise >out 2>err
+[ $? -eq 2 ] && grep -q "needs a trace file" err || fail "no trace: $(cat err)"
+"$cudafrag" advise --device-memory lots fixed.cftrace >out 2>err
+[ $? -eq 2 ] && grep -q -- '--device-memory "lots"' err || fail "bad size: $(cat err)"
+"$cudafrag" advise --frobnicate fixed.cftrace >out 2>err
+[ $? -eq 2 ] || fail "unknown option: $(cat err)"
+"$cudafrag" advise missing.cftrace >out 2>err
+[ $? -eq 1 ] || fail "missing file: $(cat err)"
+"$cudafrag" advise --help | grep -q '^usage: cudafrag advise' || fail "--help"
+exit 0
