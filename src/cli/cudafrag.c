@@ -358,7 +358,16 @@ static int cmd_run(int argc, char **argv)
     if (check) return cf_run_checked(argv + i, &limits);
     execvp(argv[i], argv + i);
     int e = errno;
-    fprintf(stderr, "cudafrag: cannot run %s: %s\n", argv[i], strerror(e));
+    /* Formatted into a static buffer and written whole: fprintf to the
+     * unbuffered stderr formats through 8 KiB of stack, more than a program
+     * run under `ulimit -s 20` may leave it. */
+    static char msg[PATH_MAX + 256];
+    int len = snprintf(msg, sizeof msg, "cudafrag: cannot run %s: %s\n", argv[i], strerror(e));
+    if (len > 0) {
+        size_t n = (size_t)len < sizeof msg ? (size_t)len : sizeof msg - 1;
+        ssize_t written = write(STDERR_FILENO, msg, n);
+        (void)written; /* nothing more can be said when stderr fails */
+    }
     return e == ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXEC;
 }
 

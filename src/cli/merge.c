@@ -128,16 +128,16 @@ static const char *why_twice(const struct cf_view *a, const struct cf_view *b,
         snprintf(why, n, "are the same file");
     else if (a->pid && a->pid == b->pid && strcmp(a->host, b->host) == 0)
         snprintf(why, n, "are of one run (pid %ld on %s)", a->pid, a->host);
-    else if (strcmp(a->rank, b->rank) == 0)
-        snprintf(why, n, "are both rank %s", a->rank);
     else
         return NULL;
     return why;
 }
 
 /* A rank counted twice would double the job's totals and could hide the rank
- * that peaked: the same file given twice, two files of one run (a copy, or a
- * run's report beside its trace), or two runs that say they are the same rank. */
+ * that peaked: the same file given twice, or two files of one run (a copy, or a
+ * run's report beside its trace). Two runs that say they are the same rank are
+ * merged with a warning: a process started without RANK, OMPI_COMM_WORLD_RANK or
+ * SLURM_PROCID says it is rank 0, so separate runs of one program often do. */
 static int refuse_twice(const struct rank *r, unsigned n)
 {
     struct stat *f = calloc(n + 1, sizeof *f);
@@ -146,12 +146,19 @@ static int refuse_twice(const struct rank *r, unsigned n)
         if (stat(r[i].v.source, &f[i]) != 0) memset(&f[i], 0, sizeof f[i]);
     char why[320];
     int rc = 0;
+    bool warned = false;
     for (unsigned i = 0; i < n && rc == 0; i++)
         for (unsigned k = 0; k < i && rc == 0; k++) {
-            if (why_twice(&r[k].v, &r[i].v, &f[k], &f[i], why, sizeof why) == NULL) continue;
-            fprintf(stderr, "cudafrag: merge: %s and %s %s: give each rank once\n%s", r[k].v.source,
-                    r[i].v.source, why, usage);
-            rc = CF_EXIT_USAGE;
+            if (why_twice(&r[k].v, &r[i].v, &f[k], &f[i], why, sizeof why) != NULL)
+                rc = cf_usage_error("merge", "%s and %s %s: give each rank once", r[k].v.source,
+                                    r[i].v.source, why);
+            else if (!warned && strcmp(r[k].v.rank, r[i].v.rank) == 0) {
+                fprintf(stderr,
+                        "cudafrag: merge: warning: %s and %s are both rank %s (separate runs: "
+                        "set RANK to tell a job's ranks apart)\n",
+                        r[k].v.source, r[i].v.source, r[i].v.rank);
+                warned = true;
+            }
         }
     free(f);
     return rc;
