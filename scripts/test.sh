@@ -54,8 +54,10 @@ run_suite() { # name build-dir meson-args...
 run_suite "tests" build -Dwerror=true
 if [ "${CF_SKIP_SANITIZERS:-0}" != 1 ]; then
     # Once is enough for what does not depend on the build's flags: the layout and
-    # format checks read the sources, the wheel test builds a wheel of its own.
-    CF_TIMEOUT_MULT=3 CF_TEST_SUITES="--no-suite layout --no-suite format --no-suite wheel" \
+    # format checks read the sources, the wheel test builds a wheel of its own;
+    # the scale test's CPU-time limits are for the plain build.
+    CF_TIMEOUT_MULT=3 \
+        CF_TEST_SUITES="--no-suite layout --no-suite format --no-suite wheel --no-suite scale" \
         run_suite "tests under ASan+UBSan" build-asan -Dwerror=true \
         -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug -Dbench=false
 fi
