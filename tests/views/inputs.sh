@@ -31,7 +31,8 @@ case $case in
 unreadable)
     head -c 17 "$trace" >"$dir/cut.cftrace"
     run=
-    if command -v valgrind >/dev/null 2>&1; then
+    # Not under ASan, which valgrind cannot run (and which finds a bad free itself).
+    if command -v valgrind >/dev/null 2>&1 && [ -z "${ASAN_OPTIONS:-}" ]; then
         run="valgrind -q --error-exitcode=99 --trace-children=no --child-silent-after-fork=no
              --log-file=$dir/vg.%p.log"
     else
