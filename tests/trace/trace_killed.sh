@@ -6,7 +6,10 @@ set -u
 cli=$1 lib=$2 prog=$3
 . "$(dirname "$0")/../lib.sh"
 scratch
-traced CUDAFRAG_TRACE_FLUSH_MS=20 "$prog" killed 1000 >"$dir/out" 2>"$dir/err" &
+# A simple command, not the traced function: $! must be the program itself
+# (env execs it), or kill -9 ends a subshell and leaves the program running.
+env LD_PRELOAD="$lib" CUDAFRAG_OUTPUT="$dir/r" CUDAFRAG_STDERR=0 CUDAFRAG_TRACE=1 \
+    CUDAFRAG_TRACE_FLUSH_MS=20 "$prog" killed 1000 >"$dir/out" 2>"$dir/err" &
 pid=$!
 on_fail() { kill -9 $pid 2>/dev/null; }
 for i in $(seq 400); do grep -q ready "$dir/out" && break; sleep 0.05; done
