@@ -54,12 +54,12 @@ static bool exists(const char *path)
     return stat(path, &st) == 0;
 }
 
-/* The path buffers of `cudafrag run` are static: it runs, once, before the
- * program it execs, and must run wherever that program does, on a stack as small
- * as `ulimit -s 16` leaves (a few of them on the stack took 28 KiB). */
-
-/* An installed file or folder at rel from this executable's folder (a relocated
- * install: a Python wheel, a moved prefix), made absolute. */
+/* The path buffers of `cudafrag run` (here and below) are static: it runs, once,
+ * before the program it execs, and must run wherever that program does, on a
+ * stack as small as `ulimit -s 16` leaves (a few of them on the stack took 28 KiB).
+ *
+ * beside_exe: an installed file or folder at rel from this executable's folder (a
+ * relocated install: a Python wheel, a moved prefix), made absolute. */
 static bool beside_exe(const char *dir, const char *rel, char *out, size_t n)
 {
     static char cand[PATH_MAX * 2], real[PATH_MAX];
