@@ -13,10 +13,11 @@
 
 #include "cli/advise.h"
 #include "cli/symbolize_dw.h"
-#include "cli/trace_file.h"
 #include "config/config.h"
 #include "record/event.h"
 #include "record/record.h"
+#include "record/trace_end.h"
+#include "record/trace_read.h"
 #include "report/render.h"
 #include "report/snapshot.h"
 
@@ -113,48 +114,6 @@ static char *dup_bytes(const char *s, uint32_t n)
     return d;
 }
 
-/* The u64 figures of the arena, by the names trace_out.c writes them under. */
-static const struct {
-    const char *name;
-    size_t offset;
-} arena_fields[] = {
-    {"peak_live", offsetof(struct cf_arena_stats, peak_live)},
-    {"peak_reserved", offsetof(struct cf_arena_stats, peak_reserved)},
-    {"peak_mapped", offsetof(struct cf_arena_stats, peak_mapped)},
-    {"reserved_now", offsetof(struct cf_arena_stats, reserved_now)},
-    {"mapped_now", offsetof(struct cf_arena_stats, mapped_now)},
-    {"live_now", offsetof(struct cf_arena_stats, live_now)},
-    {"granules_mapped", offsetof(struct cf_arena_stats, granules_mapped)},
-    {"granules_unmapped", offsetof(struct cf_arena_stats, granules_unmapped)},
-    {"driver_calls", offsetof(struct cf_arena_stats, driver_calls)},
-    {"allocs_served", offsetof(struct cf_arena_stats, allocs_served)},
-    {"frees_served", offsetof(struct cf_arena_stats, frees_served)},
-    {"ns_in_alloc", offsetof(struct cf_arena_stats, ns_in_alloc)},
-    {"ns_in_free", offsetof(struct cf_arena_stats, ns_in_free)},
-    {"ooms", offsetof(struct cf_arena_stats, ooms)},
-};
-
-static void read_arena_line(const char *name, const char *value, struct cf_arena_stats *a)
-{
-    for (size_t i = 0; i < sizeof arena_fields / sizeof arena_fields[0]; i++)
-        if (strcmp(name, arena_fields[i].name) == 0)
-            *(uint64_t *)((char *)a + arena_fields[i].offset) = strtoull(value, NULL, 10);
-    if (strcmp(name, "active") == 0) a->active = atoi(value) != 0;
-    if (strcmp(name, "vmm") == 0) a->vmm = atoi(value) != 0;
-    if (strcmp(name, "ext_frag_at_peak") == 0) a->ext_frag_at_peak = strtod(value, NULL);
-}
-
-static void read_arena(const char *text, struct cf_arena_stats *a)
-{
-    memset(a, 0, sizeof *a);
-    for (const char *line = text; *line;) {
-        char name[64], value[64];
-        if (sscanf(line, "%63s %63s", name, value) == 2) read_arena_line(name, value, a);
-        line += strcspn(line, "\n");
-        if (*line) line++;
-    }
-}
-
 static void first_pass_event(struct replay *r, const struct cf_event *e)
 {
     if (e->type == CF_EV_SITE || e->type == CF_EV_PYFRAME) {
@@ -163,14 +122,7 @@ static void first_pass_event(struct replay *r, const struct cf_event *e)
         r->modules[e->site].path = dup_bytes(e->str, e->len);
         r->modules[e->site].build_id = dup_bytes(e->str2, e->len2);
     } else if (e->type == CF_EV_END) {
-        char *text = dup_bytes(e->str, e->len);
-        if (text) {
-            read_arena(text, &cf_snap_replay_arena);
-            const char *why = strstr(text, "reason ");
-            if (why)
-                snprintf(r->reason, sizeof r->reason, "%.*s", (int)strcspn(why + 7, "\n"), why + 7);
-            free(text);
-        }
+        cf_trace_end_read(e->str, e->len, &cf_snap_replay_arena, r->reason, sizeof r->reason);
         cf_snap_replay_end_ns = e->v[0];
         r->have_end = true;
     }

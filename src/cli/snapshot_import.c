@@ -29,7 +29,7 @@
 #include "cli/input.h"
 #include "cli/pickle.h"
 #include "cli/snapshot_frames.h"
-#include "record/event.h"
+#include "record/trace_format.h"
 #include "record/record.h"
 #include "replay/stream.h"
 #include "replay/u64map.h"

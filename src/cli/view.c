@@ -14,7 +14,7 @@
 #include "cli/input.h"
 #include "cli/json_read.h"
 #include "cli/names.h"
-#include "record/event.h"
+#include "record/trace_format.h"
 
 #define MAX_SITES (1u << 20)
 

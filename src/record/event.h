@@ -2,35 +2,14 @@
  * In the profiled process the hooks' calls become events that are applied to
  * the tables (cf_rec_apply) and appended to the trace; `cudafrag report TRACE`
  * decodes the same events and applies them in seq order to the same tables, so
- * the exit report and the offline one come from one analysis. The encoding is
- * documented in docs/trace-format.md. */
+ * the exit report and the offline one come from one analysis. Their encoding in
+ * the trace: record/trace_format.h and docs/trace-format.md. */
 #ifndef CF_RECORD_EVENT_H
 #define CF_RECORD_EVENT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#define CF_TRACE_MAGIC "CFTRACE\0"
-/* Version 2 added CRC-32 checks (the file header's, each chunk's header's and
- * payload's): a damaged file is told from a truncated one. Version 1 is read. */
-#define CF_TRACE_VERSION           2
-#define CF_TRACE_VERSION_UNCHECKED 1
-#define CF_CHUNK_MAGIC             0x4b434643u /* "CFCK" */
-#define CF_CHUNK_ZSTD              1u          /* payload is one zstd frame */
-#define CF_CHUNK_DEFS              2u /* holds SITE, MODULE, PYFRAME or END events: read first */
-
-/* A chunk's header as the file holds it (little-endian). Version 1's ends before
- * payload_crc; both CRC-32s (zlib's crc32) are version 2's: payload_crc over the
- * stored payload, header_crc over the 28 bytes before it. */
-struct cf_chunk_header {
-    uint32_t magic, flags, tid, nevents, raw_len, stored_len;
-    uint32_t payload_crc, header_crc;
-};
-#define CF_CHUNK_HEADER_V1  24u
-#define CF_CHUNK_HEADER_V2  32u
-#define CF_CHUNK_CRC_COVERS 28u
-_Static_assert(sizeof(struct cf_chunk_header) == CF_CHUNK_HEADER_V2, "the chunk header's layout");
 
 // clang-format off
 /* X(id, value): the numbers are part of the file format. */
@@ -122,25 +101,5 @@ static inline void cf_event_hot(struct cf_event *e, uint8_t type)
     e->frames = NULL;
     e->str = e->str2 = NULL;
 }
-
-/* ---- encoding (trace_codec.c), shared by the writer and the reader ---- */
-struct cf_enc {
-    uint8_t *buf;
-    uint32_t len, cap;
-    uint64_t prev_seq, prev_t, prev_addr; /* deltas restart at each chunk */
-};
-/* Appends e; false when it does not fit (the buffer is left as it was). */
-bool cf_ev_encode(struct cf_enc *enc, const struct cf_event *e);
-/* The same with every byte bounds-checked, whatever the room left (for the codec
- * test: cf_ev_encode takes this path only near the end of a buffer). */
-bool cf_ev_encode_checked(struct cf_enc *enc, const struct cf_event *e);
-
-struct cf_dec {
-    const uint8_t *p, *end;
-    uint64_t prev_seq, prev_t, prev_addr;
-    uint64_t frames[64];
-};
-/* 1: decoded, 0: end of buffer, -1: malformed. */
-int cf_ev_decode(struct cf_dec *dec, struct cf_event *e);
 
 #endif

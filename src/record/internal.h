@@ -11,7 +11,7 @@
 #include "record/event.h"
 #include "record/lock.h"
 #include "record/record.h"
-#include "record/trace.h"
+#include "record/trace_write.h"
 #include "base/export.h"
 #include "base/lockwait.h"
 

@@ -4,7 +4,7 @@
  * `cudafrag` command's reader; docs/trace-format.md describes the same layout. */
 #include <string.h>
 
-#include "record/event.h"
+#include "record/trace_format.h"
 
 struct out {
     uint8_t *p, *end;

@@ -26,7 +26,7 @@
 #include "report/lifecycle.h"
 #include "report/report.h"
 #include "report/trace_out.h"
-#include "record/trace.h"
+#include "record/trace_write.h"
 #include "base/lockwait.h"
 #include "base/log.h"
 #include "base/thread_state.h"

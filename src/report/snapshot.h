@@ -11,7 +11,7 @@
 #include "arena/arena.h"
 #include "record/read.h"
 #include "record/record.h"
-#include "record/trace.h"
+#include "record/trace_write.h"
 #include "report/findings.h"
 #include "report/lifecycle.h"
 #include "report/symbolize.h"

@@ -1,4 +1,5 @@
-/* The trace's header and its END event (the events themselves: record/trace.c). */
+/* Where the trace goes and when it starts and ends (its header, events and END
+ * event are written by record/trace_*.c). */
 #ifndef CF_REPORT_TRACE_OUT_H
 #define CF_REPORT_TRACE_OUT_H
 

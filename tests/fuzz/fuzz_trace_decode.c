@@ -1,8 +1,7 @@
 /* A trace file read as `cudafrag report` reads it: the header, every chunk
  * (lengths, zstd), and every event of every chunk (cf_ev_decode). */
-#include "cli/trace_file.h"
+#include "record/trace_read.h"
 #include "fuzz_common.h"
-#include "record/event.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -3,7 +3,7 @@
  * type (values of every varint length, deltas of both signs); a buffer just large
  * enough, and one byte short; and every event decoded back to the fields it had. */
 #include "check.h"
-#include "record/event.h"
+#include "record/trace_format.h"
 
 #include <string.h>
 

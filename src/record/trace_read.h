@@ -1,12 +1,14 @@
-/* A trace file read into memory: header lines and decompressed chunks. */
-#ifndef CF_CLI_TRACE_FILE_H
-#define CF_CLI_TRACE_FILE_H
+/* A trace file read into memory: header lines and decompressed chunks, each
+ * checked (trace_read.c, the reader beside the writer: trace_write.h). Linked by
+ * the command, the tests and the fuzz targets, never by the preload library. */
+#ifndef CF_RECORD_TRACE_READ_H
+#define CF_RECORD_TRACE_READ_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "record/event.h"
+#include "record/trace_format.h"
 
 struct cf_trace_chunk {
     uint32_t tid;

@@ -1,8 +1,12 @@
-/* The event trace writer (trace.c); see docs/trace-format.md for the file. */
-#ifndef CF_RECORD_TRACE_H
-#define CF_RECORD_TRACE_H
+/* Writing the event trace (CUDAFRAG_TRACE=1), the process's side: the event path
+ * (trace_append.c), the writer thread and the file (trace_write.c), the header
+ * (trace_header.c) and the END event (trace_end.h). The format:
+ * record/trace_format.h and docs/trace-format.md. */
+#ifndef CF_RECORD_TRACE_WRITE_H
+#define CF_RECORD_TRACE_WRITE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "record/event.h"
@@ -25,5 +29,10 @@ void cf_trace_finish(struct cf_trace_totals *totals);
 /* In a forked child: the parent's buffered events and file are dropped; tracing,
  * if it was on, waits for the child's own cf_trace_open (or cf_trace_finish). */
 void cf_trace_after_fork_child(void);
+
+/* The header's "key=value" lines into buf (trace_header.c): who was traced, with
+ * which settings; rank as the report names it, start_ns the events' time origin.
+ * Returns the length (lines that do not fit are left out). */
+size_t cf_trace_header(char *buf, size_t cap, const char *rank, uint64_t start_ns);
 
 #endif

@@ -1,7 +1,7 @@
 /* Reading a trace: the header's "key=value" lines and the chunks, each checked
  * and decompressed on its own, so a trace cut short by a killed process reads up
  * to its last whole chunk. The input is untrusted: every length is bounded. */
-#include "cli/trace_file.h"
+#include "record/trace_read.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -10,8 +10,8 @@
 #include <zlib.h>
 #include <zstd.h>
 
-#define MAX_HEADER (1u << 20)
-#define MAX_RAW    (16u << 20) /* a chunk's events, decompressed */
+#include "record/trace_chunk.h"
+
 #define MAX_CHUNKS (1u << 24)
 
 static int fail(struct cf_trace *t, const char *fmt, const char *arg)
@@ -52,7 +52,7 @@ static int read_header(struct cf_trace *t, struct pos *at)
     if (fixed[0] != CF_TRACE_VERSION && fixed[0] != CF_TRACE_VERSION_UNCHECKED)
         return fail(t, "%s: trace format version not supported by this cudafrag", t->path);
     t->version = fixed[0];
-    if (fixed[1] > MAX_HEADER) return fail(t, "%s: header too large", t->path);
+    if (fixed[1] > CF_TRACE_HEADER_MAX) return fail(t, "%s: header too large", t->path);
     t->header = calloc(1, fixed[1] + 1);
     if (t->header == NULL || read_at(at, t->header, fixed[1]) != fixed[1])
         return fail(t, "%s: header cut short", t->path);
@@ -61,7 +61,7 @@ static int read_header(struct cf_trace *t, struct pos *at)
     uint32_t check;
     if (read_at(at, &check, sizeof check) != sizeof check)
         return fail(t, "%s: header cut short", t->path);
-    if (check != crc_of(crc_of(0, fixed, sizeof fixed), t->header, fixed[1]))
+    if (check != cf_chunk_file_check_with(crc_of, fixed, t->header, fixed[1]))
         return fail(t, "%s: damaged in its header (byte offset 8): it fails its check", t->path);
     return 0;
 }
@@ -135,12 +135,8 @@ static int read_chunk_header(struct cf_trace *t, struct pos *at, struct cf_chunk
     size_t got = read_at(at, h, want);
     if (got == 0 && feof(at->f)) return CHUNK_END;
     if (got != want) return CHUNK_CUT;
-    if (want == CF_CHUNK_HEADER_V2 && h->header_crc != crc_of(0, h, CF_CHUNK_CRC_COVERS))
-        return damaged_here(t, at, start, "its header fails its check");
-    if (h->magic != CF_CHUNK_MAGIC) return damaged_here(t, at, start, "no chunk starts there");
-    if (h->raw_len > MAX_RAW || h->stored_len > MAX_RAW + (MAX_RAW >> 7) + 1024 ||
-        (!(h->flags & CF_CHUNK_ZSTD) && h->stored_len != h->raw_len))
-        return damaged_here(t, at, start, "its lengths are impossible");
+    const char *fault = cf_chunk_header_fault(h, t->version, crc_of);
+    if (fault) return damaged_here(t, at, start, fault);
     return CHUNK_READ;
 }
 
@@ -153,7 +149,7 @@ static int read_payload(struct cf_trace *t, struct pos *at, uint64_t start,
     uint8_t *in = zstd ? scratch_for(scratch, h->stored_len ? h->stored_len : 1) : raw;
     if (in == NULL) return no_memory(t);
     if (read_at(at, in, h->stored_len) != h->stored_len) return CHUNK_CUT;
-    if (t->version == CF_TRACE_VERSION && h->payload_crc != crc_of(0, in, h->stored_len))
+    if (!cf_chunk_payload_ok(h, in, t->version, crc_of))
         return damaged_here(t, at, start, "its events fail their check");
     if (zstd && ZSTD_decompress(raw, h->raw_len, in, h->stored_len) != h->raw_len)
         return damaged_here(t, at, start, "its events do not decompress");
