@@ -8,6 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A figure added to the arena's statistics goes into CF_TRACE_ARENA_FIELDS too:
+ * this fails until someone looked. Left out on purpose: shadow (the END carries
+ * the arena's figures, never the model's), locked_out and broken (what the
+ * process's own report says about reading them). */
+_Static_assert(sizeof(struct cf_arena_stats) == 136,
+               "struct cf_arena_stats changed: add the new figure to CF_TRACE_ARENA_FIELDS "
+               "(record/trace_format.h), or say above why the trace leaves it out");
+
 /* One "name value\n" line per kind of figure; 0 when it does not fit. */
 static size_t put_FLAG(char *buf, size_t cap, const char *name, bool v)
 {
