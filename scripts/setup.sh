@@ -6,8 +6,9 @@ set -eu
 CF_PACKAGES="meson ninja-build pkg-config gcc g++ libunwind-dev libdw-dev libzstd-dev uthash-dev binutils python3"
 # Only the test suite needs these: headless Chromium loads the HTML report; the
 # wheel suite builds a wheel offline (meson-python, build) and installs it into a
-# venv, where the pytest plugin is tried.
-CF_TEST_PACKAGES="chromium python3-mesonpy python3-build python3-venv python3-pytest"
+# venv, where the pytest plugin is tried (meson-python needs patchelf for the
+# wheel's shared library).
+CF_TEST_PACKAGES="chromium python3-mesonpy python3-build python3-venv python3-pytest patchelf"
 
 # Only for the test suite's short fuzz run (scripts/fuzz.sh): clang's libFuzzer.
 CF_FUZZ_PACKAGES="clang libclang-rt-dev"

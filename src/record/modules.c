@@ -94,12 +94,25 @@ static void announce(uint32_t id, const struct link_map *lm)
     cf_emit(&e);
 }
 
-uint64_t cf_module_frame(uintptr_t addr)
+/* The loaded object holding addr. _dl_find_object answers from the loader's
+ * sorted table without a lock; dladdr1 looks up the nearest symbol as well, a
+ * linear walk of the object's symbol table: half the CPU time of a Python
+ * program making 10^5 new call sites went there. dladdr1 stays for addresses
+ * _dl_find_object does not know (it covers the loaded objects' segments only). */
+static struct link_map *object_of(uintptr_t addr)
 {
+    struct dl_find_object found;
+    if (_dl_find_object((void *)addr, &found) == 0) return found.dlfo_link_map;
     Dl_info info;
     struct link_map *lm = NULL;
-    if (!dladdr1((void *)addr, &info, (void **)&lm, RTLD_DL_LINKMAP) || lm == NULL)
-        return CF_FRAME(0, addr); /* no object: JIT code or a stripped mapping */
+    if (!dladdr1((void *)addr, &info, (void **)&lm, RTLD_DL_LINKMAP)) return NULL;
+    return lm;
+}
+
+uint64_t cf_module_frame(uintptr_t addr)
+{
+    struct link_map *lm = object_of(addr);
+    if (lm == NULL) return CF_FRAME(0, addr); /* no object: JIT code or a stripped mapping */
     uint32_t id = 0;
     bool fresh = false;
     pthread_mutex_lock(&modules_lock);
