@@ -2,14 +2,22 @@
 """The arena study's table from one scripts/gpu-arena.sh run: per workload and
 configuration, the loop time, its ratio to the reference configuration (PyTorch's
 caching allocator; the native run for CUDA C programs), peak held / peak live, and
-whether the output is the reference's."""
+whether the output is the reference's.
+
+    scripts/arena_table.py ROWS LOGS REPORTS
+"""
+import argparse
 import glob
 import json
 import os
 import re
-import sys
 
-rows_path, logs, reports = sys.argv[1:4]
+p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+p.add_argument("rows", help="rows.tsv: name, mode, exit status, seconds, profiled")
+p.add_argument("logs", help="the folder of each run's NAME.MODE.out")
+p.add_argument("reports", help="the folder of each profiled run's NAME.MODE-PID.json")
+args = p.parse_args()
+rows_path, logs, reports = args.rows, args.logs, args.reports
 KEY = re.compile(r"^(checksum \S+|final loss \S+|result \S+)", re.M)
 
 

@@ -46,7 +46,7 @@ mkdir -p "$GPU_DIR/bin/python" "$OUT"
 cp "$ROOT/src/cli/python/sitecustomize.py" "$GPU_DIR/bin/python/" || die "no CuPy hook"
 unset PYTORCH_CUDA_ALLOC_CONF PYTORCH_ALLOC_CONF PYTORCH_NO_CUDA_MEMORY_CACHING
 
-json() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
+json() { python3 "$ROOT/scripts/json_field.py" "$@"; }
 reserved() { grep -m1 '^max_memory_reserved ' "$OUT/$1.out" | awk '{ print $2 }'; }
 
 TABLE="$OUT/table.txt"
@@ -74,10 +74,10 @@ loop() {
     "$CF" advise --json "$OUT/$name.cftrace" >"$adv" 2>"$OUT/$name.advice.err" ||
         { echo "$name: advise failed (see $OUT/$name.advice.err)"; return; }
     "$CF" advise "$OUT/$name.cftrace" >"$OUT/$name.advice.txt" 2>/dev/null
-    own_peak=$(json "$adv" "j['devices'][0]['own']['peak_reserved_bytes']")
-    conf=$(json "$adv" "(j['devices'][0]['recommended'] or {}).get('conf', '')")
-    rec_peak=$(json "$adv" "(j['devices'][0]['recommended'] or {}).get('peak_reserved_bytes', '')")
-    line=$(json "$adv" "j['devices'][0]['advice']")
+    own_peak=$(json "$adv" devices.0.own.peak_reserved_bytes)
+    conf=$(json --default '' "$adv" devices.0.recommended.conf)
+    rec_peak=$(json --default '' "$adv" devices.0.recommended.peak_reserved_bytes)
+    line=$(json "$adv" devices.0.advice)
 
     python3 "$script" --steps "$STEPS" >"$OUT/$name-default.out" 2>"$OUT/$name-default.err"
     row "$name" "defaults (your setting)" "$own_peak" "$name-default"

@@ -123,7 +123,7 @@ run_c() {
 
 {
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-    python3 -c 'import torch, torchvision; print("torch", torch.__version__, "cuda", torch.version.cuda, "torchvision", torchvision.__version__)'
+    python3 "$ROOT/scripts/framework_versions.py" torchvision
     for w in $TORCH_WORKLOADS; do run_torch "$w"; done
     for w in $C_WORKLOADS; do run_c "$w"; done
 } 2>&1 | tee "$OUT/log.txt"

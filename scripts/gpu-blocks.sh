@@ -71,7 +71,7 @@ run() {
 }
 
 line() { grep -m1 "^$2" "$OUT/$1.out" | sed "s/^$2 *//"; }
-json() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
+json() { python3 "$ROOT/scripts/json_field.py" "$@"; }
 
 torch_cases() {
     local t="$ROOT/tests/gpu/torch_loop.py" s="--steps=$STEPS"
@@ -94,38 +94,15 @@ torch_cases() {
         -v c="$(line torch-caching elapsed)" 'BEGIN { printf "%.3f", b / c }')x (goal: 1.1x)"
     local r="$OUT/torch-blocks.json"
     if [ -f "$r" ]; then
-        say "report: allocations $(json "$r" "j['summary']['allocs']"), arena served" \
-            "$(json "$r" "j['arena_vs_native']['arena']['allocs_served']"), block_capture" \
-            "$(json "$r" "j['block_capture']")"
+        say "report: allocations $(json "$r" summary.allocs), arena served" \
+            "$(json "$r" arena_vs_native.arena.allocs_served), block_capture" \
+            "$(json "$r" block_capture)"
     fi
     [ -f "$OUT/torch-blocks.cftrace" ] || return
     "$CF" replay --json --model pytorch --model pytorch:expandable_segments=True \
         --model async-pool --model async-pool:release_threshold=0 "$OUT/torch-blocks.cftrace" \
         >"$OUT/torch-blocks-replay.json" 2>"$OUT/torch-blocks-replay.err" || say "replay failed"
-    python3 - "$OUT" <<'PY' | tee -a "$SUMMARY"
-import json, os, sys
-out = sys.argv[1]
-def field(tag, key):
-    for l in open(os.path.join(out, tag + ".out")):
-        if l.startswith(key + " "):
-            return int(l.split()[1])
-def pool_high(tag):
-    try:
-        j = json.load(open(os.path.join(out, tag + ".json")))
-    except OSError:
-        return None
-    return max((p["reserved_high_bytes"] for p in j["pools"]), default=None)
-real = {"pytorch": field("torch-caching", "max_memory_reserved"),
-        "pytorch:expandable_segments=True": field("torch-expandable", "max_memory_reserved"),
-        "async-pool": pool_high("torch-async"),
-        "async-pool:release_threshold=0": pool_high("torch-async")}
-models = json.load(open(os.path.join(out, "torch-blocks-replay.json")))["devices"][0]["models"]
-for m in models:
-    r = real.get(m["label"])
-    pred = m["peak_footprint_bytes"]
-    err = "" if not r else f"{(pred - r) / r * 100:+.1f} %"
-    print(f"replay {m['label']:34s} predicts {pred:>14} B; real run {r} B {err}")
-PY
+    python3 "$ROOT/scripts/replay_vs_real.py" "$OUT" | tee -a "$SUMMARY"
 }
 
 jax_cases() {
@@ -135,8 +112,8 @@ jax_cases() {
     say "== JAX"
     say "result: platform $(line jax-platform result), --blocks $(line jax-blocks result)"
     [ -f "$OUT/jax-blocks.json" ] && say "report: allocations" \
-        "$(json "$OUT/jax-blocks.json" "j['summary']['allocs']"), arena served" \
-        "$(json "$OUT/jax-blocks.json" "j['arena_vs_native']['arena']['allocs_served']")"
+        "$(json "$OUT/jax-blocks.json" summary.allocs), arena served" \
+        "$(json "$OUT/jax-blocks.json" arena_vs_native.arena.allocs_served)"
 }
 
 cupy_cases() {
@@ -149,8 +126,8 @@ cupy_cases() {
     say "pool: native $(grep -m1 '^cupy' "$OUT/cupy-native.out"); --blocks" \
         "$(grep -m1 '^cupy' "$OUT/cupy-blocks.out")"
     [ -f "$OUT/cupy-blocks.json" ] && say "report: allocations" \
-        "$(json "$OUT/cupy-blocks.json" "j['summary']['allocs']"), arena served" \
-        "$(json "$OUT/cupy-blocks.json" "j['arena_vs_native']['arena']['allocs_served']")"
+        "$(json "$OUT/cupy-blocks.json" summary.allocs), arena served" \
+        "$(json "$OUT/cupy-blocks.json" arena_vs_native.arena.allocs_served)"
 }
 
 probe_cases() {

@@ -116,10 +116,10 @@ print_versions() {
     timeout 30 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader ||
         echo "nvidia-smi failed"
     timeout 30 "$NVCC" --version | tail -n 2
-    timeout 60 python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)' ||
-        echo "torch: not importable"
-    timeout 60 python3 -c 'import cupy; print("cupy", cupy.__version__)' || echo "cupy: not importable"
-    timeout 60 python3 -c 'import jax; print("jax", jax.__version__)' || echo "jax: not importable"
+    local f
+    for f in torch cupy jax; do
+        timeout 60 python3 "$ROOT/scripts/framework_versions.py" "$f" || echo "$f: not importable"
+    done
 }
 
 # run_case NAME MODE PROFILED [VAR=VALUE...] -- COMMAND...
@@ -236,168 +236,10 @@ run_hook_bench() {
     done
 }
 
-# One row per run. The output key (checksum, final loss, result) of each run is
-# compared with the first run of the same program; counts and peaks come from the
-# JSON report (several reports of one run -- child processes -- are summed).
+# One row per run: outputs compared, counts and peaks from the reports.
 print_table() {
-    python3 - "$ROWS" "$LOGS" "$REPORTS" "$ROOT/tests/workloads/meson.build" <<'PY'
-import glob, json, os, re, sys
-
-rows_path, logs, reports, workloads_meson = sys.argv[1:5]
-# The checksums recorded on the simulated device: a real GPU must print the same.
-try:
-    SIM_GOLDEN = dict(re.findall(r"'(\w+)': '([0-9a-f]{16})'", open(workloads_meson).read()))
-except OSError:
-    SIM_GOLDEN = {}
-KEY = re.compile(r"^(checksum \S+|final loss \S+|result \S+|OOM with enough free memory)", re.M)
-# Allocation and free APIs shown in the counts column, most telling first (names as
-# in the report's apis[]); the rest appear only when none of these was called.
-SHOWN = ["cudaMalloc", "cudaFree", "cudaMallocPitch", "cudaMallocAsync", "cudaFreeAsync",
-         "cudaMallocFromPoolAsync", "cuMemAlloc", "cuMemFree", "cuMemAllocAsync",
-         "cuMemFreeAsync", "cuMemAllocFromPoolAsync", "cuMemCreate", "cuMemRelease",
-         "cuMemMap", "cudaGraphAddMemAllocNode", "cuGraphAddMemAllocNode", "cudaMallocHost",
-         "cudaHostAlloc", "cuMemAllocHost", "cuMemHostAlloc"]
-
-
-def output_key(tag):
-    try:
-        text = open(os.path.join(logs, tag + ".out"), errors="replace").read()
-    except OSError:
-        return None
-    m = KEY.search(text)
-    return m.group(1) if m else None
-
-
-def api_calls(report):
-    out = {}
-    for a in report.get("apis", []):
-        if isinstance(a, dict) and a.get("calls"):
-            out[a.get("name", "?")] = out.get(a.get("name", "?"), 0) + int(a["calls"])
-    return out
-
-
-def mib(v):
-    return "-" if v is None else "%.1fM" % (v / 1048576.0)
-
-
-def report_columns(tag):
-    """Counts, peak live and peak footprint from the run's JSON reports (several when
-    the program started profiled children: their counts and peaks are added)."""
-    files = sorted(glob.glob(os.path.join(reports, tag + "-*.json")))
-    if not files:
-        return "no report", "-", "-"
-    calls, live, foot, extra = {}, 0, 0, []
-    for f in files:
-        try:
-            r = json.load(open(f))
-        except (OSError, ValueError) as e:
-            return "bad report %s: %s" % (os.path.basename(f), e), "-", "-"
-        for k, v in api_calls(r).items():
-            calls[k] = calls.get(k, 0) + v
-        summary = r.get("summary", {})
-        live += summary.get("peak_live_bytes") or 0
-        foot += summary.get("peak_footprint_bytes") or 0
-        arena = r.get("arena_vs_native", {}).get("arena", {})
-        if arena.get("active"):
-            extra.append("arena mapped %s served %d" % (mib(arena.get("peak_mapped_bytes")),
-                                                         arena.get("allocs_served", 0)))
-        if r.get("ooms"):
-            extra.append("ooms %d" % len(r["ooms"]))
-    shown = [k for k in SHOWN if k in calls] or sorted(calls, key=lambda k: -calls[k])[:4]
-    parts = ["%s=%d" % (k, calls[k]) for k in shown[:6]] + extra
-    if len(files) > 1:
-        parts.append("(%d reports)" % len(files))
-    return " ".join(parts) or "no calls", mib(live or None), mib(foot or None)
-
-
-def cross_check(tag):
-    """The computed footprint against cuMemGetInfo: samples taken at new footprint
-    peaks, the largest difference seen (summed over devices and reports)."""
-    samples, dev, own = 0, 0, None
-    for f in sorted(glob.glob(os.path.join(reports, tag + "-*.json"))):
-        try:
-            r = json.load(open(f))
-        except (OSError, ValueError):
-            continue
-        for d in r.get("devices", []):
-            c = d.get("meminfo_cross_check", {})
-            samples += c.get("samples") or 0
-            dev = max(dev, c.get("max_deviation_bytes") or 0)
-    m = own_peak(tag)
-    text = "%d samples, max diff %s" % (samples, mib(dev)) if samples else "no samples"
-    return text + ("" if m == "-" else "; " + m)
-
-
-def own_peak(tag):
-    """A program that prints its own cudaMemGetInfo peak (the holes workload)."""
-    try:
-        m = re.search(r"peak used above start (\d+)", open(os.path.join(logs, tag + ".out")).read())
-    except OSError:
-        return "-"
-    return "program's own peak %s" % mib(int(m.group(1))) if m else "-"
-
-
-def torch_peaks(tag):
-    try:
-        text = open(os.path.join(logs, tag + ".out")).read()
-    except OSError:
-        return "-"
-    a = re.search(r"max_memory_allocated (\d+)", text)
-    r = re.search(r"max_memory_reserved (\d+)", text)
-    if not a or not r:
-        return "-"
-    return "torch alloc %s reserved %s" % (mib(int(a.group(1))), mib(int(r.group(1))))
-
-
-def base_mode(mode):
-    """The unprofiled configuration a run belongs to: "no-cache+arena" -> "no-cache";
-    the plain workload modes "cudafrag" and "arena" -> "native"."""
-    mode = mode.split("+")[0]
-    return "native" if mode in ("cudafrag", "arena", "cli") else mode
-
-
-# A run's output is compared with the program's first run; when it differs, also with
-# the unprofiled run of its own configuration, so a framework whose result depends
-# on its allocator setting (autotuning, workspace sizes) is not blamed on cudafrag.
-first, native = {}, {}
-table = [("workload", "mode", "exit", "output same?", "key counts", "peak live",
-          "peak footprint", "vs cuMemGetInfo", "time")]
-rows = [line.rstrip("\n").split("\t") for line in open(rows_path)]
-order = {}
-for r in rows:
-    order.setdefault(r[0], len(order))
-# Runs of one program together, in the order they ran.
-for name, mode, rc, secs, profiled in sorted(rows, key=lambda r: order[r[0]]):
-    tag = name + "." + mode
-    key = output_key(tag)
-    if profiled == "0":
-        native.setdefault((name, mode), key)
-    if name not in first:
-        first[name] = key
-        same = "ref" if key else "no output"
-        if key and name in SIM_GOLDEN:
-            same += " (= sim)" if key == "checksum " + SIM_GOLDEN[name] else " (sim DIFF)"
-    elif not key:
-        same = "no output"
-    elif key == first[name]:
-        same = "same"
-    elif key == native.get((name, base_mode(mode))) and profiled != "0":
-        same = "same as " + base_mode(mode)
-    else:
-        same = "DIFF"
-    if profiled != "0":
-        counts, live, foot = report_columns(tag)
-        check = cross_check(tag)
-    else:
-        counts, live, foot = (torch_peaks(tag) if name == "torch" else "-"), "-", "-"
-        check = own_peak(tag)
-    status = {"124": "124 timeout", "137": "137 killed"}.get(rc, rc)
-    table.append((name, mode, status, same, counts, live, foot, check, "%.1fs" % float(secs)))
-
-widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
-for r in table:
-    print(" | ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
-PY
+    python3 "$ROOT/scripts/gpu_check_table.py" "$ROWS" "$LOGS" "$REPORTS" \
+        "$ROOT/tests/workloads/meson.build"
 }
 
 check() {

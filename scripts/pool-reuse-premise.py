@@ -11,6 +11,7 @@ exceed those of the row before. Prints both counts per scenario family; exit sta
 
     scripts/pool-reuse-premise.py async_pool_probe.csv
 """
+import argparse
 import csv
 import sys
 from collections import Counter
@@ -47,6 +48,7 @@ def main(path):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    sys.exit(main(sys.argv[1]))
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("csv", help="the probe's rows (async_pool_probe.csv)")
+    sys.exit(main(p.parse_args().csv))

@@ -3,13 +3,18 @@
 suites need (their programs and every target they name as an argument,
 environment value or dependency), one per line, relative to BUILD_DIR -- so that
 a build folder that runs only some suites builds only what they use."""
+import argparse
 import json
 import os
 import sys
 
 
 def main():
-    build, suites = sys.argv[1], set(sys.argv[2:])
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("build", help="the build folder (its meson-info/)")
+    p.add_argument("suites", nargs="*", help="suite names")
+    a = p.parse_args()
+    build, suites = a.build, set(a.suites)
     info = os.path.join(build, "meson-info")
     with open(os.path.join(info, "intro-tests.json")) as f:
         tests = json.load(f)
