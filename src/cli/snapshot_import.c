@@ -14,56 +14,29 @@
  * been allocated in it, and tensors the snapshot's segments show allocated at
  * the end, were live at its start and are allocated there; the reserved bytes
  * at the start are what the segments hold at the end minus the window's
- * changes. */
+ * changes. The trace file itself is written by snapshot_trace.c. */
 #include "cli/snapshot_import.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <zlib.h>
 
 #include "cli/cmdline.h"
 #include "cli/input.h"
 #include "cli/pickle.h"
 #include "cli/snapshot_frames.h"
+#include "cli/snapshot_trace.h"
 #include "record/trace_format.h"
 #include "record/record.h"
 #include "replay/stream.h"
 #include "replay/u64map.h"
 
-#include "cudafrag_build.h"
+#define EXIT_USAGE 2
+#define MAX_FILE   ((uint64_t)4 << 30)
+#define OOM_RESULT 2 /* cudaErrorMemoryAllocation */
 
-#define EXIT_USAGE      2
-#define MAX_FILE        ((uint64_t)4 << 30)
-#define CHUNK_BYTES     (1u << 20)
-#define OOM_RESULT      2                                            /* cudaErrorMemoryAllocation */
-#define POOL_OF(device) (0x7079746f72636800ull + (uint64_t)(device)) /* "pytorch" + device */
-
-struct ev {
-    uint64_t t_us;
-    struct cf_event e;
-    int64_t reserved_delta; /* POOL RESERVED events: the segment change */
-};
-
-struct device_events {
-    struct ev *v;
-    size_t n, cap;
-};
-
-struct conv {
-    struct device_events dev[CF_RP_MAX_DEVICES];
-    unsigned ndevs;
-    struct cf_sf sites;                     /* the entries' stacks */
-    char pool_name[CF_RP_MAX_DEVICES][160]; /* what each device's pool stands for */
-    uint64_t t0_us, t_end_us;
-    uint64_t allocs, frees, before_window, ooms, skipped;
-    char error[320];
-};
-
-static int conv_fail(struct conv *c, const char *fmt, ...)
+static int conv_fail(struct cf_import *c, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -72,12 +45,12 @@ static int conv_fail(struct conv *c, const char *fmt, ...)
     return -1;
 }
 
-static struct ev *add(struct conv *c, struct device_events *de, unsigned d, uint64_t t_us,
-                      uint8_t type)
+static struct cf_import_event *add(struct cf_import *c, struct cf_import_events *de, unsigned d,
+                                   uint64_t t_us, uint8_t type)
 {
     if (de->n == de->cap) {
         size_t cap = de->cap ? de->cap * 2 : 1024;
-        struct ev *v = realloc(de->v, cap * sizeof *v);
+        struct cf_import_event *v = realloc(de->v, cap * sizeof *v);
         if (v == NULL) {
             conv_fail(c, "out of memory");
             return NULL;
@@ -85,7 +58,7 @@ static struct ev *add(struct conv *c, struct device_events *de, unsigned d, uint
         de->v = v;
         de->cap = cap;
     }
-    struct ev *x = &de->v[de->n++];
+    struct cf_import_event *x = &de->v[de->n++];
     memset(x, 0, sizeof *x);
     x->t_us = t_us;
     x->e.type = type;
@@ -94,7 +67,7 @@ static struct ev *add(struct conv *c, struct device_events *de, unsigned d, uint
 }
 
 /* The call site of a snapshot entry (or block) from its "frames". */
-static int site_of(struct conv *c, const struct cf_pk *dict, uint32_t *site)
+static int site_of(struct cf_import *c, const struct cf_pk *dict, uint32_t *site)
 {
     if (cf_sf_site(&c->sites, cf_pk_get(dict, "frames"), site) != 0)
         return conv_fail(c, "out of memory");
@@ -102,19 +75,19 @@ static int site_of(struct conv *c, const struct cf_pk *dict, uint32_t *site)
 }
 
 /* from: the entry or block whose frames say where the tensor was allocated. */
-static int add_alloc(struct conv *c, struct device_events *de, unsigned d, uint64_t t_us,
+static int add_alloc(struct cf_import *c, struct cf_import_events *de, unsigned d, uint64_t t_us,
                      uint64_t addr, uint64_t size, uint64_t stream, const struct cf_pk *from)
 {
     uint32_t site = 0;
     if (site_of(c, from, &site) != 0) return -1;
-    struct ev *x = add(c, de, d, t_us, CF_EV_ALLOC);
+    struct cf_import_event *x = add(c, de, d, t_us, CF_EV_ALLOC);
     if (x == NULL) return -1;
     x->e.site = site;
     x->e.api = CF_API_cudaMallocAsync;
     x->e.addr = addr;
     x->e.size = size;
     x->e.stream = stream;
-    x->e.pool = POOL_OF(d);
+    x->e.pool = CF_IMPORT_POOL(d);
     return 0;
 }
 
@@ -125,7 +98,7 @@ struct where {
     uint64_t entry;
 };
 
-static int need_int(struct conv *c, const struct cf_pk *dict, const char *key, struct where w,
+static int need_int(struct cf_import *c, const struct cf_pk *dict, const char *key, struct where w,
                     int64_t *out)
 {
     const struct cf_pk *v = cf_pk_get(dict, key);
@@ -136,7 +109,7 @@ static int need_int(struct conv *c, const struct cf_pk *dict, const char *key, s
     return 0;
 }
 
-static int need_size(struct conv *c, const struct cf_pk *dict, const char *key, struct where w,
+static int need_size(struct cf_import *c, const struct cf_pk *dict, const char *key, struct where w,
                      uint64_t *out)
 {
     int64_t v = 0;
@@ -155,7 +128,7 @@ static int64_t opt_int(const struct cf_pk *dict, const char *key, int64_t def)
     return v && v->type == CF_PK_INT ? v->i : def;
 }
 
-static int time_of(struct conv *c, const struct cf_pk *entry, struct where w, uint64_t *t_us)
+static int time_of(struct cf_import *c, const struct cf_pk *entry, struct where w, uint64_t *t_us)
 {
     int64_t t = 0;
     if (need_int(c, entry, "time_us", w, &t) != 0) return -1;
@@ -167,7 +140,7 @@ static int time_of(struct conv *c, const struct cf_pk *entry, struct where w, ui
 }
 
 /* The earliest time of any entry: the trace's origin. */
-static int find_start(struct conv *c, const struct cf_pk *traces)
+static int find_start(struct cf_import *c, const struct cf_pk *traces)
 {
     c->t0_us = UINT64_MAX;
     for (unsigned d = 0; d < traces->len; d++) {
@@ -190,15 +163,15 @@ static int find_start(struct conv *c, const struct cf_pk *traces)
 /* ---- one device ---- */
 
 struct device_state {
-    struct cf_u64map live;       /* address -> size */
-    struct device_events before; /* allocations live before the window */
-    int64_t net, lowest;         /* reserved bytes changed in the window, and the lowest point */
+    struct cf_u64map live;          /* address -> size */
+    struct cf_import_events before; /* allocations live before the window */
+    int64_t net, lowest;            /* reserved bytes changed in the window, and the lowest point */
 };
 
-static int entry(struct conv *c, struct device_state *s, const struct cf_pk *e, struct where w)
+static int entry(struct cf_import *c, struct device_state *s, const struct cf_pk *e, struct where w)
 {
     unsigned d = w.device;
-    struct device_events *de = &c->dev[d];
+    struct cf_import_events *de = &c->dev[d];
     const struct cf_pk *action = cf_pk_get(e, "action");
     uint64_t t = 0, addr = 0, size = 0;
     int64_t stream = 0;
@@ -225,7 +198,7 @@ static int entry(struct conv *c, struct device_state *s, const struct cf_pk *e, 
                 return -1;
             c->before_window++;
         }
-        struct ev *x = add(c, de, d, t, CF_EV_FREE);
+        struct cf_import_event *x = add(c, de, d, t, CF_EV_FREE);
         if (x == NULL) return -1;
         x->e.api = CF_API_cudaFreeAsync;
         x->e.addr = addr;
@@ -238,10 +211,10 @@ static int entry(struct conv *c, struct device_state *s, const struct cf_pk *e, 
         if (need_size(c, e, "size", w, &size) != 0) return -1;
         s->net += grows ? (int64_t)size : -(int64_t)size;
         if (s->net < s->lowest) s->lowest = s->net;
-        struct ev *x = add(c, de, d, t, CF_EV_POOL);
+        struct cf_import_event *x = add(c, de, d, t, CF_EV_POOL);
         if (x == NULL) return -1;
         x->e.op = CF_POOL_RESERVED;
-        x->e.pool = POOL_OF(d);
+        x->e.pool = CF_IMPORT_POOL(d);
         x->reserved_delta = grows ? (int64_t)size : -(int64_t)size;
         return 0;
     }
@@ -250,14 +223,14 @@ static int entry(struct conv *c, struct device_state *s, const struct cf_pk *e, 
         int64_t device_free = opt_int(e, "device_free", 0);
         uint32_t site = 0;
         if (site_of(c, e, &site) != 0) return -1;
-        struct ev *x = add(c, de, d, t, CF_EV_ALLOC);
+        struct cf_import_event *x = add(c, de, d, t, CF_EV_ALLOC);
         if (x == NULL) return -1;
         x->e.site = site;
         x->e.api = CF_API_cudaMallocAsync;
         x->e.flags = CF_EVF_OOM;
         x->e.result = OOM_RESULT;
         x->e.size = size;
-        x->e.pool = POOL_OF(d);
+        x->e.pool = CF_IMPORT_POOL(d);
         x->e.v[0] = device_free > 0 ? (uint64_t)device_free : 0;
         c->ooms++;
         return 0;
@@ -269,7 +242,7 @@ static int entry(struct conv *c, struct device_state *s, const struct cf_pk *e, 
 }
 
 /* What the snapshot's segments hold for device d at its end, and its live blocks. */
-static int final_state(struct conv *c, const struct cf_pk *segments, unsigned d,
+static int final_state(struct cf_import *c, const struct cf_pk *segments, unsigned d,
                        struct device_state *s, uint64_t *reserved)
 {
     *reserved = 0;
@@ -305,7 +278,7 @@ static int final_state(struct conv *c, const struct cf_pk *segments, unsigned d,
     return 0;
 }
 
-static int device(struct conv *c, unsigned d, const struct cf_pk *trace,
+static int device(struct cf_import *c, unsigned d, const struct cf_pk *trace,
                   const struct cf_pk *segments)
 {
     struct device_state s = {0};
@@ -318,24 +291,25 @@ static int device(struct conv *c, unsigned d, const struct cf_pk *trace,
      * below what the window's releases need. */
     int64_t start = (int64_t)reserved_end - s.net;
     if (start < -s.lowest) start = -s.lowest;
-    struct device_events body = c->dev[d], *de = &c->dev[d];
-    *de = (struct device_events){0};
-    struct ev *x = rc == 0 ? add(c, de, d, c->t0_us, CF_EV_POOL) : NULL;
+    struct cf_import_events body = c->dev[d], *de = &c->dev[d];
+    *de = (struct cf_import_events){0};
+    struct cf_import_event *x = rc == 0 ? add(c, de, d, c->t0_us, CF_EV_POOL) : NULL;
     if (x) {
         x->e.op = CF_POOL_SEEN;
         x->e.flags = 2; /* created by the program */
-        x->e.pool = POOL_OF(d);
+        x->e.pool = CF_IMPORT_POOL(d);
         x = add(c, de, d, c->t0_us, CF_EV_POOL);
     }
     if (x) {
         x->e.op = CF_POOL_RESERVED;
-        x->e.pool = POOL_OF(d);
+        x->e.pool = CF_IMPORT_POOL(d);
         x->e.v[0] = (uint64_t)start;
     }
     /* The device's events: the pool, what was live before, then the window. */
     for (size_t i = 0; rc == 0 && x && i < s.before.n + body.n; i++) {
-        const struct ev *from = i < s.before.n ? &s.before.v[i] : &body.v[i - s.before.n];
-        struct ev *to = add(c, de, d, from->t_us, from->e.type);
+        const struct cf_import_event *from =
+            i < s.before.n ? &s.before.v[i] : &body.v[i - s.before.n];
+        struct cf_import_event *to = add(c, de, d, from->t_us, from->e.type);
         if (to == NULL) break;
         *to = *from;
         if (to->e.type == CF_EV_POOL && to->e.op == CF_POOL_RESERVED) {
@@ -397,7 +371,7 @@ static void private_pools(const struct cf_pk *segments, unsigned d, char *out, s
 
 /* The pool of every device is PyTorch's caching allocator; the snapshot's
  * allocator settings and segments say more where they have it. */
-static void name_pools(struct conv *c, const struct cf_pk *root)
+static void name_pools(struct cf_import *c, const struct cf_pk *root)
 {
     const struct cf_pk *exp =
         cf_pk_get(cf_pk_get(root, "allocator_settings"), "expandable_segments");
@@ -414,137 +388,9 @@ static void name_pools(struct conv *c, const struct cf_pk *root)
     }
 }
 
-/* ---- the trace file ---- */
-
-static void put_u32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-struct writer {
-    FILE *f;
-    struct cf_enc enc;
-    uint32_t nevents;
-    bool defs; /* the chunk holds definitions: readers look at it first */
-    bool failed;
-};
-
-static void flush_chunk(struct writer *w)
-{
-    if (w->enc.len == 0) return;
-    uint8_t h[CF_CHUNK_HEADER_V2];
-    put_u32(h, CF_CHUNK_MAGIC);
-    put_u32(h + 4, w->defs ? CF_CHUNK_DEFS : 0); /* stored raw */
-    put_u32(h + 8, 1);                           /* one thread */
-    put_u32(h + 12, w->nevents);
-    put_u32(h + 16, w->enc.len);
-    put_u32(h + 20, w->enc.len);
-    put_u32(h + 24, (uint32_t)crc32(0, w->enc.buf, w->enc.len));
-    put_u32(h + 28, (uint32_t)crc32(0, h, CF_CHUNK_CRC_COVERS));
-    if (fwrite(h, 1, sizeof h, w->f) != sizeof h ||
-        fwrite(w->enc.buf, 1, w->enc.len, w->f) != w->enc.len)
-        w->failed = true;
-    /* Deltas restart with every chunk. */
-    w->enc = (struct cf_enc){.buf = w->enc.buf, .cap = w->enc.cap};
-    w->nevents = 0;
-    w->defs = false;
-}
-
-static void emit(struct writer *w, const struct cf_event *e)
-{
-    if (!cf_ev_encode(&w->enc, e)) {
-        flush_chunk(w);
-        if (!cf_ev_encode(&w->enc, e)) {
-            w->failed = true;
-            return;
-        }
-    }
-    w->nevents++;
-    if (e->type == CF_EV_SITE || e->type == CF_EV_PYFRAME || e->type == CF_EV_END) w->defs = true;
-}
-
-/* No pid, rank or host: a snapshot does not say them, and "imported" says
- * where the run comes from instead. */
-static void header(struct writer *w, const struct conv *c, const char *snapshot)
-{
-    static char h[32768];
-    int n = snprintf(h, sizeof h,
-                     "cudafrag=%s\nprogram=%.*s\nstart_ns=%llu\n"
-                     "wall_start_s=%llu\nimported=pytorch-memory-snapshot\n",
-                     CUDAFRAG_VERSION, (int)strcspn(snapshot, "\n"), snapshot,
-                     (unsigned long long)c->t0_us * 1000, (unsigned long long)c->t0_us / 1000000);
-    for (unsigned d = 0; d < c->ndevs && n > 0 && (size_t)n < sizeof h; d++)
-        n += snprintf(h + n, sizeof h - (size_t)n, "pool_name=0x%llx %s\n",
-                      (unsigned long long)POOL_OF(d), c->pool_name[d]);
-    if (n < 0 || (size_t)n >= sizeof h) n = 0;
-    uint8_t fixed[8], check[4];
-    put_u32(fixed, CF_TRACE_VERSION);
-    put_u32(fixed + 4, (uint32_t)n);
-    put_u32(check, (uint32_t)crc32(crc32(0, fixed, 8), (const Bytef *)h, (uInt)n));
-    if (fwrite(CF_TRACE_MAGIC, 1, 8, w->f) != 8 || fwrite(fixed, 1, 8, w->f) != 8 ||
-        fwrite(h, 1, (size_t)n, w->f) != (size_t)n || fwrite(check, 1, 4, w->f) != 4)
-        w->failed = true;
-}
-
-/* The devices' events merged by time, each device in its own order. */
-static int write_trace(const struct conv *c, const char *snapshot, const char *path)
-{
-    struct writer w = {.f = fopen(path, "wb")};
-    if (w.f == NULL) {
-        fprintf(stderr, "cudafrag: cannot write %s: %s\n", path, strerror(errno));
-        return 1;
-    }
-    w.enc.buf = malloc(CHUNK_BYTES);
-    w.enc.cap = CHUNK_BYTES;
-    w.failed = w.enc.buf == NULL;
-    header(&w, c, snapshot);
-    uint64_t seq = 0;
-    /* The frames and sites first, in chunks of their own. */
-    for (size_t i = 0; i < cf_sf_ndefs(&c->sites) && !w.failed; i++) {
-        struct cf_event def;
-        cf_sf_def(&c->sites, i, &def);
-        def.seq = ++seq;
-        def.t_ns = c->t0_us * 1000;
-        emit(&w, &def);
-    }
-    flush_chunk(&w);
-    size_t next[CF_RP_MAX_DEVICES] = {0};
-    for (;;) {
-        int best = -1;
-        for (unsigned d = 0; d < c->ndevs; d++)
-            if (next[d] < c->dev[d].n &&
-                (best < 0 || c->dev[d].v[next[d]].t_us < c->dev[best].v[next[best]].t_us))
-                best = (int)d;
-        if (best < 0 || w.failed) break;
-        struct cf_event e = c->dev[best].v[next[best]++].e;
-        e.seq = ++seq;
-        e.t_ns = c->dev[best].v[next[best] - 1].t_us * 1000;
-        emit(&w, &e);
-    }
-    static const char reason[] = "reason imported from a PyTorch memory snapshot\n";
-    struct cf_event end = {.type = CF_EV_END,
-                           .seq = ++seq,
-                           .t_ns = c->t_end_us * 1000,
-                           .str = reason,
-                           .len = sizeof reason - 1};
-    end.v[0] = end.t_ns;
-    flush_chunk(&w); /* END alone: its chunk is marked as one to read first */
-    emit(&w, &end);
-    flush_chunk(&w);
-    free(w.enc.buf);
-    if (fclose(w.f) != 0) w.failed = true;
-    if (w.failed) {
-        fprintf(stderr, "cudafrag: could not write %s\n", path);
-        remove(path);
-        return 1;
-    }
-    return 0;
-}
-
 /* ---- the command ---- */
 
-static int convert(struct conv *c, const struct cf_pk *root)
+static int convert(struct cf_import *c, const struct cf_pk *root)
 {
     if (root->type != CF_PK_DICT) return conv_fail(c, "the snapshot is not a dict");
     const struct cf_pk *traces = cf_pk_get(root, "device_traces");
@@ -618,7 +464,7 @@ int cf_cmd_import(int argc, char **argv)
     size_t len;
     if (read_file(in, &data, &len) != 0) return 1;
     struct cf_pk_doc doc;
-    static struct conv c;
+    static struct cf_import c;
     memset(&c, 0, sizeof c);
     int rc = 1;
     if (cf_pk_parse(data, len, &doc) != 0)
@@ -626,7 +472,7 @@ int cf_cmd_import(int argc, char **argv)
     else if (convert(&c, doc.root) != 0)
         fprintf(stderr, "cudafrag: %s: %s\n", in, c.error);
     else
-        rc = write_trace(&c, in, out ? out : path);
+        rc = cf_import_write_trace(&c, in, out ? out : path);
     if (rc == 0)
         printf("%s: %llu allocations (%llu live before the history window), %llu frees, "
                "%llu out of memory, on %u device(s)%s\n",
