@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/collect.h"
+#include "cli/html_owners.h"
 #include "cli/html_style.h"
 #include "cli/html_whatif.h"
 #include "cli/names.h"
@@ -302,6 +303,8 @@ static void site_row(struct cf_buf *b, const struct cf_snap *s, unsigned idx)
     esc(b, label);
     cf_buf_puts(b, "</code></td><td>");
     esc(b, cf_api_info[st->api].name);
+    cf_buf_puts(b, "</td><td>");
+    esc(b, cf_owner_info[cf_snap_site_owner(s, (int)idx)].label);
     cf_buf_printf(b, "</td><td class=\"n\">%" PRIu64 "</td>", st->calls);
     bytes_cell(b, st->peak_live_bytes);
     bytes_cell(b, st->bytes);
@@ -314,15 +317,16 @@ static void site_row(struct cf_buf *b, const struct cf_snap *s, unsigned idx)
 
 static void sites(struct cf_buf *b, const struct cf_snap *s)
 {
-    cf_buf_printf(b,
-                  "<section id=\"sites\"><h2>Top call sites by peak live bytes</h2><div "
-                  "class=\"scroll\"><table><caption>%u of %u call sites</caption><thead><tr>"
-                  "<th scope=\"col\">site</th><th scope=\"col\">API</th><th scope=\"col\" "
-                  "class=\"n\">calls</th><th scope=\"col\" class=\"n\">peak live</th><th "
-                  "scope=\"col\" class=\"n\">bytes</th><th scope=\"col\" class=\"n\">live at "
-                  "end</th><th scope=\"col\" class=\"n\">rate</th><th scope=\"col\" "
-                  "class=\"n\">mean life</th></tr></thead><tbody>",
-                  s->nsites < s->top ? s->nsites : s->top, s->nsites);
+    cf_buf_printf(
+        b,
+        "<section id=\"sites\"><h2>Top call sites by peak live bytes</h2><div "
+        "class=\"scroll\"><table><caption>%u of %u call sites</caption><thead><tr>"
+        "<th scope=\"col\">site</th><th scope=\"col\">API</th><th scope=\"col\">owner</th>"
+        "<th scope=\"col\" class=\"n\">calls</th><th scope=\"col\" class=\"n\">peak live</th><th "
+        "scope=\"col\" class=\"n\">bytes</th><th scope=\"col\" class=\"n\">live at "
+        "end</th><th scope=\"col\" class=\"n\">rate</th><th scope=\"col\" "
+        "class=\"n\">mean life</th></tr></thead><tbody>",
+        s->nsites < s->top ? s->nsites : s->top, s->nsites);
     for (unsigned i = 0; i < s->nsites && i < s->top; i++)
         site_row(b, s, s->by_peak[i]);
     cf_buf_puts(b, "</tbody></table></div></section>\n");
@@ -450,6 +454,7 @@ static void page(struct cf_buf *b, const struct cf_coll *c, const char *trace,
     for (unsigned i = 0; i < s->ndevs; i++)
         device_section(b, c, &s->devs[i]);
     leaks(b, c);
+    cf_html_owners(b, c);
     sites(b, s);
     fragmentation(b, s);
     cf_html_whatif(b, whatif);

@@ -340,6 +340,7 @@ static int replay_loaded(struct replay *r, int loaded, const struct cf_replay_ho
     if (!r->have_end) cf_snap_replay_end_ns = r->last_t;
     say_what_was_read(r);
     cf_symtab_resolver = resolve_frame;
+    cf_owner_path_resolver = cf_replay_module;
     if (rc == 0)
         rc = cf_snap_take(s, false,
                           r->have_end ? (r->reason[0] ? r->reason : "exit") : "end of trace",

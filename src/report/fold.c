@@ -106,6 +106,11 @@ static bool framework(const struct cf_sym *s)
                      : any_matches(builtin_framework, names, 2);
 }
 
+bool cf_fold_match(const char *list, const char *name)
+{
+    return any_matches(list, &name, 1);
+}
+
 bool cf_fold_frame(const struct cf_sym *s)
 {
     return plumbing(s) || framework(s);

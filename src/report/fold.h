@@ -13,6 +13,9 @@ bool cf_fold_frame(const struct cf_sym *s);
 /* Folded only for being a framework's library or package, not its allocator or
  * call machinery: such a frame is shown when a stack holds nothing else. */
 bool cf_fold_framework_only(const struct cf_sym *s);
+/* True when name matches one of a comma-separated list of patterns ('*' matches
+ * any run of characters). */
+bool cf_fold_match(const char *list, const char *name);
 /* The built-in patterns, comma-separated (documented in docs/report.md). */
 const char *cf_fold_builtin(void);
 

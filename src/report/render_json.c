@@ -160,6 +160,7 @@ static void site_obj(struct json *j, const struct cf_snap *s, int idx, const cha
     for (unsigned f = 0; f < st->nframes; f++)
         if (!cf_frame_is_marker(st->frames[f])) frame(j, s, st->frames[f]);
     close_arr(j);
+    k_str(j, "owner", cf_owner_info[cf_snap_site_owner(s, idx)].key);
     close_obj(j);
 }
 
@@ -206,7 +207,7 @@ static void block_capture(struct json *j, const char *blocks)
 
 static void header(struct json *j, const struct cf_snap *s)
 {
-    k_int(j, "schema_version", 2);
+    k_int(j, "schema_version", 3);
     k_str(j, "cudafrag_version", CUDAFRAG_VERSION);
     k_str(j, "kind", s->interim ? "interim" : "final");
     k_str(j, "reason", s->reason ? s->reason : "exit");
@@ -372,6 +373,29 @@ static void sites(struct json *j, const struct cf_snap *s)
     for (unsigned i = 0; i < s->nsites && i < s->top; i++)
         site_stats(j, s, s->by_calls[i]);
     close_arr(j);
+}
+
+/* Every owner, with zeros when it allocated nothing: null while the call sites
+ * are not known (a partial report). */
+static void owners(struct json *j, const struct cf_snap *s)
+{
+    if (s->missing & CF_SNAP_NO_SITES) {
+        k_str(j, "owners", NULL);
+        return;
+    }
+    open_obj(j, "owners");
+    for (int o = 0; o < CF_OWNER_COUNT; o++) {
+        const struct cf_owner_view *v = &s->owners[o];
+        open_obj(j, cf_owner_info[o].key);
+        k_u64(j, "peak_live_bytes", v->peak_live);
+        k_num(j, "share_of_peak", v->share);
+        k_u64(j, "live_bytes", v->live);
+        k_u64(j, "allocations", v->allocations);
+        k_u64(j, "bytes", v->bytes);
+        k_u64(j, "sites", v->sites);
+        close_obj(j);
+    }
+    close_obj(j);
 }
 
 static void leaks(struct json *j, const struct cf_snap *s)
@@ -586,6 +610,7 @@ void cf_render_json(const struct cf_snap *s, struct cf_buf *out)
     hist(&j, "size_histogram", &s->rec.sizes, true);
     hist(&j, "lifetime_histogram_ns", &s->rec.lifetimes, false);
     sites(&j, s);
+    owners(&j, s);
     leaks(&j, s);
     pools(&j, s);
     graph(&j, s);

@@ -218,7 +218,8 @@ static void site_row(const struct cf_snap *s, unsigned idx, struct cf_buf *o)
     /* Rate and lifetime tell a hot loop from a one-time allocation at a glance. */
     rate(st, o);
     if (st->frees > 0) cf_buf_printf(o, "  mean life %s", T(cf_site_mean_lifetime_s(st)));
-    cf_buf_printf(o, "\n    at %s\n", where);
+    cf_buf_printf(o, "  owner %s\n    at %s\n",
+                  cf_owner_info[cf_snap_site_owner(s, (int)idx)].label, where);
     /* Up to three callers, allocator and framework frames left out like the site's. */
     int f = cf_snap_site_shown(s, (int)idx);
     for (unsigned k = 0; k < 3 && f >= 0 && (f = cf_snap_next_shown(s, (int)idx, f)) >= 0; k++) {
@@ -250,6 +251,35 @@ static void sites(const struct cf_snap *s, struct cf_buf *o)
     cf_buf_puts(o, "\n-- top call sites by calls --\n");
     for (unsigned i = 0; i < s->nsites && i < s->top; i++)
         site_row(s, s->by_calls[i], o);
+}
+
+static int by_owner_peak(const void *a, const void *b, void *ctx)
+{
+    const struct cf_owner_view *v = ctx;
+    uint64_t x = v[*(const int *)a].peak_live, y = v[*(const int *)b].peak_live;
+    return x != y ? (x < y) - (x > y) : *(const int *)a - *(const int *)b;
+}
+
+/* Device memory by who allocated it, largest first; owners without sites left out. */
+static void owners(const struct cf_snap *s, struct cf_buf *o)
+{
+    if ((s->missing & CF_SNAP_NO_SITES) || s->nsites == 0) return;
+    int order[CF_OWNER_COUNT];
+    for (int i = 0; i < CF_OWNER_COUNT; i++)
+        order[i] = i;
+    qsort_r(order, CF_OWNER_COUNT, sizeof order[0], by_owner_peak, (void *)s->owners);
+    cf_buf_puts(o, "\n-- memory by owner --\n");
+    cf_buf_printf(o, "  %-16s %10s %14s %12s %12s %6s\n", "owner", "peak live", "share of peak",
+                  "live at end", "allocations", "sites");
+    for (int i = 0; i < CF_OWNER_COUNT; i++) {
+        const struct cf_owner_view *v = &s->owners[order[i]];
+        if (v->sites == 0 && v->live == 0) continue;
+        cf_buf_printf(o, "  %-16s %10s %13.1f%% %12s %12llu %6u\n", cf_owner_info[order[i]].label,
+                      B(v->peak_live), pct(v->share), B(v->live),
+                      (unsigned long long)v->allocations, v->sites);
+    }
+    cf_buf_puts(o, "  (peak live: the owner's call sites' own peaks, summed; who owns what: "
+                   "docs/report.md#owners)\n");
 }
 
 static void leaks(const struct cf_snap *s, struct cf_buf *o)
@@ -518,6 +548,7 @@ void cf_render_text(const struct cf_snap *s, struct cf_buf *o)
     api_table(s, o);
     histograms(s, o);
     sites(s, o);
+    owners(s, o);
     leaks(s, o);
     pools(s, o);
     graph(s, o);

@@ -219,6 +219,7 @@ int cf_snap_take(struct cf_snap *s, bool interim, const char *reason, unsigned t
     qsort(s->by_calls, s->nsites, sizeof *s->by_calls, by_calls_desc);
     sort_ctx = NULL;
     resolve_symbols(s);
+    if (cf_owners_compute(s) != 0) return -1;
     return cf_findings_compute(s);
 }
 
@@ -243,6 +244,7 @@ void cf_snap_free(struct cf_snap *s)
     cf_rec_read_free(&r);
     free(s->by_peak);
     free(s->by_calls);
+    free(s->site_owner);
     cf_findings_free(s);
     cf_symtab_free(&s->syms);
     memset(s, 0, sizeof *s);

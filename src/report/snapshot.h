@@ -14,6 +14,7 @@
 #include "record/trace_write.h"
 #include "report/findings.h"
 #include "report/lifecycle.h"
+#include "report/owners.h"
 #include "report/symbolize.h"
 
 /* Footprint and fragmentation of one device, derived once for every renderer. */
@@ -81,6 +82,8 @@ struct cf_snap {
     unsigned *by_peak, *by_calls; /* site indices, best first */
     unsigned top;                 /* rows per table (CUDAFRAG_TOP) */
     struct cf_symtab syms;
+    uint8_t *site_owner; /* enum cf_owner by site (owners.c) */
+    struct cf_owner_view owners[CF_OWNER_COUNT];
     struct cf_finding *findings;
     unsigned nfindings, findings_dropped;
 };

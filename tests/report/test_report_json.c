@@ -44,7 +44,7 @@ int main(void)
     CHECK_EQ(cf_report_write(pattern, false, true, 0, "quote \" backslash \\ newline \n end"), 0);
     char *j = slurp(path);
     CHECK(j != NULL);
-    CHECK_STR(j, "\"schema_version\":2");
+    CHECK_STR(j, "\"schema_version\":3");
     CHECK_STR(j, "\"reason\":\"quote \\\" backslash \\\\ newline \\n end\"");
     CHECK_STR(j, "\"summary\":{\"allocs\":2040,\"frees\":2000");
     CHECK_STR(j, "\"name\":\"cudaMalloc\",\"kind\":\"device\",\"calls\":2041");

@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""torch_owners.py: who owns the memory (docs/report.md#owners) on a real GPU.
+
+Run the workload under cudafrag; it writes PyTorch's own figures to STATS:
+    cudafrag run --output own -- python3 tests/gpu/torch_owners.py --stats own.stats.json
+It multiplies matrices (cuBLAS and cuBLASLt), runs an all_reduce through NCCL on a
+one-rank process group when torch.distributed has NCCL, and captures and replays a
+CUDA graph, never emptying PyTorch's cache.
+
+Then check the report against them:
+    python3 tests/gpu/torch_owners.py --check own.json --stats own.stats.json
+prints the owners' table and fails unless the framework-cache owner's peak is
+PyTorch's max_memory_reserved() (within 1 % or 2 MiB: the owner's peak is its call
+sites' peaks summed, which is the cache's reserved peak when the cache never gives
+memory back), and cuBLAS (and NCCL, when it ran) own memory of their own. The last
+line is "result: ok" or "result: FAILED"."""
+import argparse
+import json
+import os
+import socket
+import sys
+
+MIB = 1 << 20
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def matmuls(torch, dev):
+    a = torch.randn(4096, 4096, device=dev)
+    b = torch.randn(4096, 4096, device=dev)
+    for _ in range(4):
+        c = a @ b
+    h = (a.half() @ b.half()).float()  # cuBLASLt
+    lin = torch.nn.Linear(4096, 1024, device=dev)
+    return float((c.sum() + h.sum() + lin(a).sum()).item())
+
+
+def all_reduce(torch):
+    """NCCL on a one-rank process group; False where torch.distributed has no NCCL."""
+    import torch.distributed as dist
+    if not (dist.is_available() and dist.is_nccl_available()):
+        return False
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", str(free_port()))
+    dist.init_process_group("nccl", rank=0, world_size=1)
+    t = torch.ones(1 << 22, device="cuda:0")
+    dist.all_reduce(t)
+    torch.cuda.synchronize()
+    ok = float(t[0].item()) == 1.0
+    dist.destroy_process_group()
+    return ok
+
+
+def graph_capture(torch, dev):
+    static_in = torch.randn(2048, 2048, device=dev)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up outside the capture, as PyTorch asks
+        for _ in range(3):
+            static_out = torch.relu(static_in @ static_in)
+    torch.cuda.current_stream().wait_stream(side)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        static_out = torch.relu(static_in @ static_in)
+    for _ in range(3):
+        g.replay()
+    torch.cuda.synchronize()
+    return float(static_out.sum().item())
+
+
+def workload(stats_path):
+    import torch
+    dev = torch.device("cuda:0")
+    matmuls(torch, dev)
+    nccl = all_reduce(torch)
+    graph_capture(torch, dev)
+    torch.cuda.synchronize()
+    stats = {"torch": torch.__version__,
+             "nccl": nccl,
+             "nccl_version": ".".join(map(str, torch.cuda.nccl.version())) if nccl else None,
+             "max_memory_reserved": torch.cuda.max_memory_reserved(dev),
+             "memory_reserved": torch.cuda.memory_reserved(dev),
+             "max_memory_allocated": torch.cuda.max_memory_allocated(dev),
+             "memory_stats": torch.cuda.memory_stats(dev)}
+    with open(stats_path, "w") as f:
+        json.dump(stats, f, indent=1)
+    print("workload done: max_memory_reserved %.1f MiB, nccl %s"
+          % (stats["max_memory_reserved"] / MIB, nccl))
+
+
+def table(owners):
+    print("%-16s %12s %8s %12s %12s %6s" % ("owner", "peak live", "share", "live at end",
+                                            "allocations", "sites"))
+    for key, v in sorted(owners.items(), key=lambda kv: -kv[1]["peak_live_bytes"]):
+        print("%-16s %9.1f MiB %7.1f%% %8.1f MiB %12d %6d"
+              % (key, v["peak_live_bytes"] / MIB, 100 * v["share_of_peak"],
+                 v["live_bytes"] / MIB, v["allocations"], v["sites"]))
+
+
+def check(report_path, stats_path):
+    with open(report_path) as f:
+        report = json.load(f)
+    with open(stats_path) as f:
+        stats = json.load(f)
+    owners = report.get("owners")
+    if not owners:
+        print("the report has no owners (schema_version %s)" % report.get("schema_version"))
+        print("result: FAILED")
+        return 1
+    table(owners)
+    problems = []
+    cache = owners["framework-cache"]["peak_live_bytes"]
+    want = stats["max_memory_reserved"]
+    print("framework cache %.1f MiB, torch.cuda.max_memory_reserved() %.1f MiB"
+          % (cache / MIB, want / MIB))
+    if abs(cache - want) > max(2 * MIB, 0.01 * want):
+        problems.append("framework-cache owner %.1f MiB, max_memory_reserved %.1f MiB"
+                        % (cache / MIB, want / MIB))
+    if owners["cublas"]["allocations"] == 0:
+        problems.append("cuBLAS owns nothing (PyTorch gives cuBLAS its workspaces from its "
+                        "cache: did cuBLAS allocate anything itself?)")
+    if stats["nccl"] and owners["nccl"]["allocations"] == 0:
+        problems.append("NCCL ran (%s) but owns nothing" % stats["nccl_version"])
+    if not stats["nccl"]:
+        print("NCCL not available to torch.distributed: not checked")
+    for p in problems:
+        print("problem: " + p)
+    print("result: " + ("FAILED" if problems else "ok"))
+    return 1 if problems else 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--stats", required=True, help="PyTorch's figures (written, or read by --check)")
+    ap.add_argument("--check", metavar="REPORT.json", help="check this report against --stats")
+    args = ap.parse_args()
+    if args.check:
+        return check(args.check, args.stats)
+    workload(args.stats)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
