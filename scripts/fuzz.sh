@@ -6,6 +6,8 @@
 # go to build-fuzz/corpus/TARGET). Exits 77 when clang or libFuzzer is missing, 1
 # when a target crashed, leaked or timed out (the input is kept and re-run with
 # its output shown). Targets run CF_FUZZ_JOBS at a time (default: one a core).
+# CF_FUZZ_BUILD_ONLY=1 builds the targets and stops (the test suite builds them
+# while other tests run).
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]
 set -eu
 cd "$(dirname "$0")/.."
@@ -33,6 +35,7 @@ paths=""
 for t in $targets; do paths="$paths tests/fuzz/$t"; done
 # shellcheck disable=SC2086
 ninja -C "$dir" $paths >"$dir.build.log" 2>&1 || { tail -40 "$dir.build.log"; exit 1; }
+[ "${CF_FUZZ_BUILD_ONLY:-0}" != 1 ] || exit 0
 
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
