@@ -197,6 +197,9 @@ run_frameworks() {
         python3 "$t" "$steps"
     run_case torch expandable+cf 1 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True -- \
         python3 "$t" "$steps"
+    # The Python package with PyTorch: regions against PyTorch's own peaks, the pytest plugin.
+    run_case torch python-face 0 PATH="$GPU_DIR/bin:$PATH" PYTHONPATH="$ROOT/python" -- \
+        python3 "$ROOT/tests/gpu/torch_python_face.py" "$OUT/python-face"
     run_case cupy native 0 -- python3 "$ROOT/tests/gpu/cupy_test.py"
     run_case cupy cudafrag 1 -- python3 "$ROOT/tests/gpu/cupy_test.py"
     run_case jax default 0 -- python3 "$ROOT/tests/gpu/jax_test.py"

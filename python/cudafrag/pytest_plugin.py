@@ -9,7 +9,13 @@ already profiled (`cudafrag run -- python -m pytest` needs no option). Each test
 then runs inside a region named by its node id: its peak live bytes and
 footprint are in the report's "regions" section and the session's summary, and a
 test over the limits of its cudafrag marker fails. Without the profiler the
-markers are not checked (the summary says so)."""
+markers are not checked (the summary says so).
+
+PyTorch and CuPy keep freed device memory in their caches, and cudafrag sees the
+cache's blocks as live: a test would be charged with what earlier tests left
+cached. Before each test the plugin empties the caches of the frameworks the
+session has imported (torch.cuda.empty_cache(), CuPy's default pools), unless
+--cudafrag-keep-cache."""
 import os
 import sys
 
@@ -33,6 +39,9 @@ def pytest_addoption(parser):
                          "cudafrag(...) to their limits")
     group.addoption("--cudafrag-sim", action="store_true", default=False,
                     help="with --cudafrag: on cudafrag's simulated CUDA device (no GPU)")
+    group.addoption("--cudafrag-keep-cache", action="store_true", default=False,
+                    help="do not empty PyTorch's and CuPy's device memory caches before each "
+                         "test (their cached blocks then count as the next test's live bytes)")
     group.addoption("--cudafrag-device", type=int, default=0, metavar="N",
                     help="the device whose memory the limits hold (default 0)")
     group.addoption("--cudafrag-top", type=int, default=5, metavar="N",
@@ -106,16 +115,35 @@ def _over(limits, live, footprint):
     return lines
 
 
+def _empty_framework_caches():
+    """Give the frameworks' cached device memory back, so that a test's region
+    starts from what is really in use. Only frameworks the session imported,
+    and only once they have touched the device: nothing is imported or
+    initialised here."""
+    torch = sys.modules.get("torch")
+    cuda = getattr(torch, "cuda", None)
+    if cuda is not None and getattr(cuda, "is_initialized", lambda: False)():
+        cuda.synchronize()
+        cuda.empty_cache()
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and hasattr(cupy, "get_default_memory_pool"):
+        cupy.get_default_memory_pool().free_all_blocks()
+        cupy.get_default_pinned_memory_pool().free_all_blocks()
+
+
 class _Profiler:
     """The session runs under cudafrag: a region per test, its limits checked."""
 
     def __init__(self, config):
+        self.keep_cache = config.getoption("cudafrag_keep_cache")
         self.device = config.getoption("cudafrag_device")
         self.top = config.getoption("cudafrag_top")
         self.peaks = {}  # node id -> (peak live, peak footprint)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item):
+        if not self.keep_cache:
+            _empty_framework_caches()
         r = _api.region(item.nodeid, self.device)
         with r:
             yield
