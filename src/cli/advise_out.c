@@ -11,6 +11,7 @@
 #include "cli/replay.h"
 #include "config/config.h"
 #include "report/format.h"
+#include "report/json_write.h"
 #include "report/snapshot.h"
 
 #define TOP 5 /* settings listed besides the run's own */
@@ -208,102 +209,90 @@ void cf_advise_render_section(const struct cf_advise *a, struct cf_buf *o)
 /* ---- JSON ---- */
 
 static void json_setting(const struct cf_advise *a, const struct cf_adv_device *d, unsigned i,
-                         struct cf_buf *o)
+                         const char *k, struct cf_jw *j)
 {
     const struct cf_adv_setting *s = &d->settings[i];
     char line[320];
     cf_advise_line(a, s, line, sizeof line);
-    cf_buf_puts(o, "{\"conf\": ");
-    cf_buf_json_str(o, s->conf);
-    cf_buf_puts(o, ", \"line\": ");
-    cf_buf_json_str(o, line);
-    cf_buf_puts(o, ", \"model\": ");
-    cf_buf_json_str(o, s->result.label[0] ? s->result.label : s->config.label);
-    cf_buf_printf(o, ", \"knobs_changed\": %u, \"measured\": %s, \"own\": %s", s->changed,
-                  s->unmeasured ? "false" : "true", (int)i == d->own ? "true" : "false");
+    cf_jw_obj(j, k);
+    cf_jw_str(j, "conf", s->conf);
+    cf_jw_str(j, "line", line);
+    cf_jw_str(j, "model", s->result.label[0] ? s->result.label : s->config.label);
+    cf_jw_u64(j, "knobs_changed", s->changed);
+    cf_jw_bool(j, "measured", !s->unmeasured);
+    cf_jw_bool(j, "own", (int)i == d->own);
     if (s->result.error[0]) {
-        cf_buf_puts(o, ", \"error\": ");
-        cf_buf_json_str(o, s->result.error);
+        cf_jw_str(j, "error", s->result.error);
     } else {
-        cf_buf_printf(o, ", \"peak_reserved_bytes\": %llu, \"driver_calls\": %llu, \"oom\": %s",
-                      (unsigned long long)s->result.peak_footprint,
-                      (unsigned long long)s->result.driver_calls, s->result.oom ? "true" : "false");
+        cf_jw_u64(j, "peak_reserved_bytes", s->result.peak_footprint);
+        cf_jw_u64(j, "driver_calls", s->result.driver_calls);
+        cf_jw_bool(j, "oom", s->result.oom);
     }
-    cf_buf_puts(o, "}");
+    cf_jw_obj_end(j);
 }
 
-static void json_device(const struct cf_advise *a, const struct cf_adv_device *d, struct cf_buf *o)
+static void json_saving(const struct cf_adv_device *d, struct cf_jw *j)
+{
+    if (d->pick >= 0 && !d->settings[d->own].result.oom) {
+        cf_jw_i64(j, "saving_bytes", d->saving);
+        cf_jw_fixed(j, "saving_fraction", d->saving_frac, 6);
+    } else {
+        cf_jw_null(j, "saving_bytes");
+        cf_jw_null(j, "saving_fraction");
+    }
+}
+
+static void json_device(const struct cf_advise *a, const struct cf_adv_device *d, struct cf_jw *j)
 {
     static const char *const advice[] = {"keep", "change", "none-fits"};
-    cf_buf_printf(o, "{\"device\": %d, \"allocations\": %u, \"peak_live_bytes\": %llu, ",
-                  d->stream->device, d->stream->nallocs, (unsigned long long)d->stream->peak_live);
-    if (d->device_memory == CF_RP_UNLIMITED)
-        cf_buf_puts(o, "\"device_memory_bytes\": null, ");
-    else
-        cf_buf_printf(o, "\"device_memory_bytes\": %llu, ", (unsigned long long)d->device_memory);
-    cf_buf_printf(o, "\"advice\": \"%s\", \"recommended\": ", advice[d->advice]);
+    cf_jw_obj(j, NULL);
+    cf_jw_i64(j, "device", d->stream->device);
+    cf_jw_u64(j, "allocations", d->stream->nallocs);
+    cf_jw_u64(j, "peak_live_bytes", d->stream->peak_live);
+    cf_jw_known(j, "device_memory_bytes", d->device_memory, d->device_memory != CF_RP_UNLIMITED);
+    cf_jw_str(j, "advice", advice[d->advice]);
     if (d->pick >= 0)
-        json_setting(a, d, (unsigned)d->pick, o);
+        json_setting(a, d, (unsigned)d->pick, "recommended", j);
     else
-        cf_buf_puts(o, "null");
-    cf_buf_puts(o, ", \"own\": ");
-    json_setting(a, d, (unsigned)d->own, o);
-    if (d->pick >= 0 && !d->settings[d->own].result.oom)
-        cf_buf_printf(o, ", \"saving_bytes\": %lld, \"saving_fraction\": %.6f",
-                      (long long)d->saving, d->saving_frac);
-    else
-        cf_buf_puts(o, ", \"saving_bytes\": null, \"saving_fraction\": null");
-    cf_buf_printf(o, ", \"model_error\": %.2f, \"cautions\": [", CF_ADV_MODEL_ERROR);
-    bool first = true;
+        cf_jw_null(j, "recommended");
+    json_setting(a, d, (unsigned)d->own, "own", j);
+    json_saving(d, j);
+    cf_jw_fixed(j, "model_error", CF_ADV_MODEL_ERROR, 2);
+    cf_jw_arr(j, "cautions");
     for (unsigned c = 0; c < 2; c++)
-        if (d->caution[c][0]) {
-            if (!first) cf_buf_puts(o, ", ");
-            first = false;
-            cf_buf_json_str(o, d->caution[c]);
-        }
-    cf_buf_puts(o, "], \"settings\": [");
-    for (unsigned r = 0; r < d->nsettings; r++) {
-        if (r) cf_buf_puts(o, ", ");
-        json_setting(a, d, d->rank[r], o);
-    }
-    cf_buf_puts(o, "]}");
+        if (d->caution[c][0]) cf_jw_str(j, NULL, d->caution[c]);
+    cf_jw_arr_end(j);
+    cf_jw_arr(j, "settings");
+    for (unsigned r = 0; r < d->nsettings; r++)
+        json_setting(a, d, d->rank[r], NULL, j);
+    cf_jw_arr_end(j);
+    cf_jw_obj_end(j);
 }
 
 void cf_advise_render_json(const struct cf_advise *a, struct cf_buf *o)
 {
-    static const char *const names[] = {"null", "\"PyTorch\"", "\"JAX\""};
-    cf_buf_puts(o, "{\"trace\": ");
-    cf_buf_json_str(o, a->trace);
-    cf_buf_puts(o, ", \"program\": ");
-    cf_buf_json_str(o, a->program);
-    cf_buf_printf(o, ", \"framework\": %s, \"imported\": %s", names[a->framework],
-                  a->imported ? "true" : "false");
-    cf_buf_puts(o, ", \"block_capture\": ");
-    if (a->blocks[0])
-        cf_buf_json_str(o, a->blocks);
-    else
-        cf_buf_puts(o, "null");
-    cf_buf_puts(o, ", \"variable\": ");
-    cf_buf_json_str(o, a->var);
-    cf_buf_puts(o, ", \"own_setting\": ");
-    cf_buf_json_str(o, a->own_conf);
-    cf_buf_puts(o, ", \"own_setting_from\": ");
-    cf_buf_json_str(o, a->own_from ? a->own_from : "");
-    cf_buf_puts(o, ", \"not_modelled\": ");
-    cf_buf_json_str(o, a->not_modelled);
-    cf_buf_puts(o, ", \"note\": ");
-    if (a->framework == CF_ADV_JAX)
-        cf_buf_json_str(o, no_jax_model);
-    else if (a->segments)
-        cf_buf_json_str(o, segments_note);
-    else
-        cf_buf_puts(o, "null");
-    cf_buf_puts(o, ", \"devices\": [");
-    for (unsigned i = 0; i < a->ndevs; i++) {
-        if (i) cf_buf_puts(o, ", ");
-        json_device(a, &a->devs[i], o);
-    }
-    cf_buf_puts(o, "]}\n");
+    static const char *const names[] = {NULL, "PyTorch", "JAX"};
+    struct cf_jw j = cf_jw_start_spaced(o);
+    cf_jw_obj(&j, NULL);
+    cf_jw_str(&j, "trace", a->trace);
+    cf_jw_str(&j, "program", a->program);
+    cf_jw_str(&j, "framework", names[a->framework]);
+    cf_jw_bool(&j, "imported", a->imported);
+    cf_jw_str(&j, "block_capture", a->blocks[0] ? a->blocks : NULL);
+    cf_jw_str(&j, "variable", a->var);
+    cf_jw_str(&j, "own_setting", a->own_conf);
+    cf_jw_str(&j, "own_setting_from", a->own_from ? a->own_from : "");
+    cf_jw_str(&j, "not_modelled", a->not_modelled);
+    cf_jw_str(&j, "note",
+              a->framework == CF_ADV_JAX ? no_jax_model
+              : a->segments              ? segments_note
+                                         : NULL);
+    cf_jw_arr(&j, "devices");
+    for (unsigned i = 0; i < a->ndevs; i++)
+        json_device(a, &a->devs[i], &j);
+    cf_jw_arr_end(&j);
+    cf_jw_obj_end(&j);
+    cf_buf_puts(o, "\n");
 }
 
 /* ---- the command ---- */

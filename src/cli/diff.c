@@ -12,6 +12,7 @@
 #include "config/config.h"
 #include "cli/views.h"
 #include "report/format.h"
+#include "report/json_write.h"
 #include "report/strbuf.h"
 
 struct row {
@@ -175,113 +176,108 @@ static void notes(const struct cf_view *a, const struct cf_view *b)
 
 /* ---- JSON ---- */
 
-static void jbytes(struct cf_buf *o, const char *k, uint64_t a, uint64_t b)
+static void jbytes(struct cf_jw *j, const char *k, uint64_t a, uint64_t b)
 {
-    cf_buf_printf(o, "\"%s\":{\"a\":%" PRIu64 ",\"b\":%" PRIu64 ",\"change\":%" PRId64 "}", k, a, b,
-                  delta(a, b));
+    cf_jw_obj(j, k);
+    cf_jw_u64(j, "a", a);
+    cf_jw_u64(j, "b", b);
+    cf_jw_i64(j, "change", delta(a, b));
+    cf_jw_obj_end(j);
 }
 
-static void jfrac(struct cf_buf *o, const char *k, double a, double b)
+static void jfrac(struct cf_jw *j, const char *k, double a, double b)
 {
-    cf_buf_printf(o, "\"%s\":{\"a\":", k);
-    cf_buf_json_num(o, a);
-    cf_buf_puts(o, ",\"b\":");
-    cf_buf_json_num(o, b);
-    cf_buf_puts(o, ",\"change\":");
-    cf_buf_json_num(o, b - a);
-    cf_buf_puts(o, "}");
+    cf_jw_obj(j, k);
+    cf_jw_num(j, "a", a);
+    cf_jw_num(j, "b", b);
+    cf_jw_num(j, "change", b - a);
+    cf_jw_obj_end(j);
 }
 
-static void json_devices(struct cf_buf *o, const struct cf_view *a, const struct cf_view *b)
+static void json_devices(struct cf_jw *j, const struct cf_view *a, const struct cf_view *b)
 {
-    bool first = true;
-    cf_buf_puts(o, "\"devices\":[");
+    cf_jw_arr(j, "devices");
     for (int d = 0; d < CF_VIEW_DEVICES; d++) {
         const struct cf_view_dev *x = dev_of(a, d), *y = dev_of(b, d);
         if (!x && !y) continue;
-        cf_buf_printf(o, "%s{\"device\":%d,", first ? "" : ",", d);
-        first = false;
-        jbytes(o, "peak_live_bytes", x ? x->peak_live : 0, y ? y->peak_live : 0);
-        cf_buf_puts(o, ",");
-        jbytes(o, "peak_footprint_bytes", x ? x->peak_footprint : 0, y ? y->peak_footprint : 0);
-        cf_buf_puts(o, ",");
-        jfrac(o, "fragmentation", x ? x->frag : NAN, y ? y->frag : NAN);
-        cf_buf_puts(o, "}");
+        cf_jw_obj(j, NULL);
+        cf_jw_i64(j, "device", d);
+        jbytes(j, "peak_live_bytes", x ? x->peak_live : 0, y ? y->peak_live : 0);
+        jbytes(j, "peak_footprint_bytes", x ? x->peak_footprint : 0, y ? y->peak_footprint : 0);
+        jfrac(j, "fragmentation", x ? x->frag : NAN, y ? y->frag : NAN);
+        cf_jw_obj_end(j);
     }
-    cf_buf_puts(o, "],");
+    cf_jw_arr_end(j);
 }
 
-static void json_site(struct cf_buf *o, const char *k, const struct cf_view_site *s)
+static void json_site(struct cf_jw *j, const char *k, const struct cf_view_site *s)
 {
     if (s == NULL) {
-        cf_buf_printf(o, ",\"%s\":null", k);
+        cf_jw_null(j, k);
         return;
     }
-    cf_buf_printf(o,
-                  ",\"%s\":{\"peak_live_bytes\":%" PRIu64 ",\"bytes\":%" PRIu64
-                  ",\"calls\":%" PRIu64 ",\"leaked_bytes\":%" PRIu64 "}",
-                  k, s->peak_live, s->bytes, s->calls, s->leaked);
+    cf_jw_obj(j, k);
+    cf_jw_u64(j, "peak_live_bytes", s->peak_live);
+    cf_jw_u64(j, "bytes", s->bytes);
+    cf_jw_u64(j, "calls", s->calls);
+    cf_jw_u64(j, "leaked_bytes", s->leaked);
+    cf_jw_obj_end(j);
 }
 
-static void json_findings(struct cf_buf *o, const char *k, const struct cf_view *in,
+static void json_findings(struct cf_jw *j, const char *k, const struct cf_view *in,
                           const struct cf_view *other)
 {
-    bool first = true;
-    cf_buf_printf(o, "\"%s\":[", k);
+    cf_jw_arr(j, k);
     for (unsigned i = 0; i < in->nfindings; i++) {
         if (finding_in(other, &in->findings[i])) continue;
-        cf_buf_printf(o, "%s{\"id\":", first ? "" : ",");
-        first = false;
-        cf_buf_json_str(o, in->findings[i].id);
-        cf_buf_puts(o, ",\"severity\":");
-        cf_buf_json_str(o, in->findings[i].severity);
-        cf_buf_puts(o, ",\"title\":");
-        cf_buf_json_str(o, in->findings[i].title);
-        cf_buf_puts(o, ",\"site_key\":");
-        cf_buf_json_str(o, in->findings[i].key);
-        cf_buf_puts(o, "}");
+        cf_jw_obj(j, NULL);
+        cf_jw_str(j, "id", in->findings[i].id);
+        cf_jw_str(j, "severity", in->findings[i].severity);
+        cf_jw_str(j, "title", in->findings[i].title);
+        cf_jw_str(j, "site_key", in->findings[i].key);
+        cf_jw_obj_end(j);
     }
-    cf_buf_puts(o, "]");
+    cf_jw_arr_end(j);
+}
+
+static const char *status_of(const struct row *r)
+{
+    return !r->a ? "new" : !r->b ? "gone" : r->dpeak || r->dbytes ? "changed" : "same";
 }
 
 static void json_out(const struct cf_view *a, const struct cf_view *b, const struct row *r,
                      unsigned n)
 {
     struct cf_buf o = {0};
-    cf_buf_puts(&o, "{\"a\":");
-    cf_buf_json_str(&o, a->source);
-    cf_buf_puts(&o, ",\"b\":");
-    cf_buf_json_str(&o, b->source);
-    cf_buf_puts(&o, ",");
-    json_devices(&o, a, b);
-    cf_buf_puts(&o, "\"summary\":{");
-    jbytes(&o, "allocs", a->allocs, b->allocs);
-    cf_buf_puts(&o, ",");
-    jbytes(&o, "alloc_bytes", a->alloc_bytes, b->alloc_bytes);
-    cf_buf_puts(&o, ",");
-    jbytes(&o, "live_at_report_bytes", a->leaked_bytes, b->leaked_bytes);
-    cf_buf_puts(&o, ",");
-    jfrac(&o, "fragmentation", a->frag, b->frag);
-    cf_buf_puts(&o, "},\"sites\":[");
+    struct cf_jw j = cf_jw_start(&o);
+    cf_jw_obj(&j, NULL);
+    cf_jw_str(&j, "a", a->source);
+    cf_jw_str(&j, "b", b->source);
+    json_devices(&j, a, b);
+    cf_jw_obj(&j, "summary");
+    jbytes(&j, "allocs", a->allocs, b->allocs);
+    jbytes(&j, "alloc_bytes", a->alloc_bytes, b->alloc_bytes);
+    jbytes(&j, "live_at_report_bytes", a->leaked_bytes, b->leaked_bytes);
+    jfrac(&j, "fragmentation", a->frag, b->frag);
+    cf_jw_obj_end(&j);
+    cf_jw_arr(&j, "sites");
     for (unsigned i = 0; i < n; i++) {
-        cf_buf_puts(&o, i ? ",{\"key\":" : "{\"key\":");
-        cf_buf_json_str(&o, r[i].key);
-        cf_buf_puts(&o, ",\"label\":");
-        cf_buf_json_str(&o, r[i].label);
-        cf_buf_printf(&o, ",\"status\":\"%s\"",
-                      !r[i].a                     ? "new"
-                      : !r[i].b                   ? "gone"
-                      : r[i].dpeak || r[i].dbytes ? "changed"
-                                                  : "same");
-        json_site(&o, "a", r[i].a);
-        json_site(&o, "b", r[i].b);
-        cf_buf_printf(&o, ",\"peak_live_change\":%" PRId64 "}", r[i].dpeak);
+        cf_jw_obj(&j, NULL);
+        cf_jw_str(&j, "key", r[i].key);
+        cf_jw_str(&j, "label", r[i].label);
+        cf_jw_str(&j, "status", status_of(&r[i]));
+        json_site(&j, "a", r[i].a);
+        json_site(&j, "b", r[i].b);
+        cf_jw_i64(&j, "peak_live_change", r[i].dpeak);
+        cf_jw_obj_end(&j);
     }
-    cf_buf_puts(&o, "],\"findings\":{");
-    json_findings(&o, "new", b, a);
-    cf_buf_puts(&o, ",");
-    json_findings(&o, "gone", a, b);
-    cf_buf_puts(&o, "}}\n");
+    cf_jw_arr_end(&j);
+    cf_jw_obj(&j, "findings");
+    json_findings(&j, "new", b, a);
+    json_findings(&j, "gone", a, b);
+    cf_jw_obj_end(&j);
+    cf_jw_obj_end(&j);
+    cf_buf_puts(&o, "\n");
     if (!o.failed) fwrite(o.data, 1, o.len, stdout);
     cf_buf_free(&o);
 }

@@ -14,6 +14,7 @@
 #include "cli/export.h"
 #include "cli/replay.h"
 #include "report/format.h"
+#include "report/json_write.h"
 #include "report/strbuf.h"
 
 #define MAX_TIDS 4096
@@ -29,25 +30,45 @@ static struct chrome {
     unsigned ntids;
 } ch;
 
-static void put_str(const char *s)
+/* One event at a time, written out whole: the document is never held. */
+static struct cf_buf evb;
+static struct cf_jw ej;
+
+/* Microseconds from integers: since the epoch they need more digits than a
+ * double keeps to the nanosecond. */
+static void micros(const char *k, uint64_t ns)
 {
-    struct cf_buf b = {0};
-    cf_buf_json_str(&b, s);
-    if (!b.failed) fwrite(b.data, 1, b.len, ch.out);
-    cf_buf_free(&b);
+    cf_jw_key(&ej, k);
+    cf_buf_printf(ej.b, "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000));
 }
 
-/* t_ns: since the process started. Printed from integers: microseconds since the
- * epoch need more digits than a double keeps to the nanosecond. */
+/* t_ns: since the process started. */
 static void open_event(const char *ph, const char *name, uint64_t t_ns, uint32_t tid)
 {
-    uint64_t ts = ch.wall_at_start_ns + t_ns;
+    evb.len = 0;
+    ej = cf_jw_start(&evb);
+    cf_jw_obj(&ej, NULL);
+    cf_jw_str(&ej, "name", name);
+    cf_jw_str(&ej, "ph", ph);
+    micros("ts", ch.wall_at_start_ns + t_ns);
+    cf_jw_i64(&ej, "pid", ch.pid);
+    cf_jw_u64(&ej, "tid", tid);
+}
+
+/* Events one to a line, as the viewers' own files have them. */
+static void close_event(void)
+{
+    cf_jw_obj_end(&ej);
     fputs(ch.first ? "\n" : ",\n", ch.out);
     ch.first = false;
-    fputs("{\"name\":", ch.out);
-    put_str(name);
-    fprintf(ch.out, ",\"ph\":\"%s\",\"ts\":%" PRIu64 ".%03u,\"pid\":%ld,\"tid\":%" PRIu32, ph,
-            ts / 1000, (unsigned)(ts % 1000), ch.pid, tid);
+    if (!evb.failed) fwrite(evb.data, 1, evb.len, ch.out);
+}
+
+static void hex(const char *k, uint64_t v)
+{
+    char s[24];
+    snprintf(s, sizeof s, "0x%" PRIx64, v);
+    cf_jw_str(&ej, k, s);
 }
 
 static uint64_t since_start(uint64_t t_ns)
@@ -90,24 +111,29 @@ static void point(int device, uint64_t t_ns, const struct cf_coll_values *v, voi
     if (ch.device >= 0 && device != ch.device) return;
     snprintf(name, sizeof name, "device %d memory", device);
     open_event("C", name, t_ns, 0);
-    fprintf(ch.out,
-            ",\"args\":{\"live\":%" PRIu64 ",\"footprint\":%" PRIu64 ",\"pool reserved\":%" PRIu64
-            ",\"arena mapped\":%" PRIu64 "}}",
-            v->live, v->footprint, v->pool_reserved, v->arena_mapped);
+    cf_jw_obj(&ej, "args");
+    cf_jw_u64(&ej, "live", v->live);
+    cf_jw_u64(&ej, "footprint", v->footprint);
+    cf_jw_u64(&ej, "pool reserved", v->pool_reserved);
+    cf_jw_u64(&ej, "arena mapped", v->arena_mapped);
+    cf_jw_obj_end(&ej);
+    close_event();
 }
 
 static void call_slice(const struct cf_event *e)
 {
     uint64_t end = since_start(e->t_ns);
     open_event("X", cf_api_info[e->api].name, end > e->ns ? end - e->ns : 0, e->tid);
-    fprintf(ch.out, ",\"dur\":%" PRIu64 ".%03u,\"args\":{\"result\":%" PRId32, e->ns / 1000,
-            (unsigned)(e->ns % 1000), e->result);
-    if (e->type == CF_EV_ALLOC) fprintf(ch.out, ",\"size\":%" PRIu64, e->size);
+    micros("dur", e->ns);
+    cf_jw_obj(&ej, "args");
+    cf_jw_i64(&ej, "result", e->result);
+    if (e->type == CF_EV_ALLOC) cf_jw_u64(&ej, "size", e->size);
     /* The stream an allocation is ordered on (0 the legacy default stream), as
      * a profiler's kernel and copy slices name theirs. */
-    if (e->type == CF_EV_ALLOC) fprintf(ch.out, ",\"stream\":\"0x%" PRIx64 "\"", e->stream);
-    if (e->type != CF_EV_CALL) fprintf(ch.out, ",\"addr\":\"0x%" PRIx64 "\"", e->addr);
-    fputs("}}", ch.out);
+    if (e->type == CF_EV_ALLOC) hex("stream", e->stream);
+    if (e->type != CF_EV_CALL) hex("addr", e->addr);
+    cf_jw_obj_end(&ej);
+    close_event();
 }
 
 static void oom_instant(const struct cf_event *e)
@@ -116,10 +142,14 @@ static void oom_instant(const struct cf_event *e)
     snprintf(name, sizeof name, "out of memory: %s %s", cf_api_info[e->api].name,
              cf_fmt_bytes(e->size, a, sizeof a));
     open_event("i", name, since_start(e->t_ns), e->tid);
-    fprintf(ch.out,
-            ",\"s\":\"p\",\"args\":{\"device\":%" PRId32 ",\"request_bytes\":%" PRIu64
-            ",\"free_bytes\":%" PRIu64 ",\"total_bytes\":%" PRIu64 "}}",
-            e->device, e->size, e->v[0], e->v[1]);
+    cf_jw_str(&ej, "s", "p");
+    cf_jw_obj(&ej, "args");
+    cf_jw_i64(&ej, "device", e->device);
+    cf_jw_u64(&ej, "request_bytes", e->size);
+    cf_jw_u64(&ej, "free_bytes", e->v[0]);
+    cf_jw_u64(&ej, "total_bytes", e->v[1]);
+    cf_jw_obj_end(&ej);
+    close_event();
 }
 
 static void mark_instant(const struct cf_event *e)
@@ -127,7 +157,8 @@ static void mark_instant(const struct cf_event *e)
     char text[CF_EV_STR_MAX + 1];
     snprintf(text, sizeof text, "%.*s", (int)e->len, e->str);
     open_event("i", text, since_start(e->t_ns), e->tid);
-    fputs(",\"s\":\"t\"}", ch.out);
+    cf_jw_str(&ej, "s", "t");
+    close_event();
 }
 
 static void event(const struct cf_event *e, void *ctx)
@@ -151,6 +182,8 @@ int cf_export_chrome_begin(struct cf_coll_sink *sink, const struct cf_export_opt
     ch.first = true;
     sink->point = point;
     sink->event = event;
+    /* The document's frame around the events is written by hand: the events
+     * stream out one to a line in between. */
     fputs("{\"traceEvents\":[", out);
     return 0;
 }
@@ -160,7 +193,12 @@ static void peak_instant(int d, const char *what, uint64_t t_ns, uint64_t bytes)
     char name[96], b[32];
     snprintf(name, sizeof name, "device %d %s %s", d, what, cf_fmt_bytes(bytes, b, sizeof b));
     open_event("i", name, t_ns, 0);
-    fprintf(ch.out, ",\"s\":\"p\",\"args\":{\"device\":%d,\"bytes\":%" PRIu64 "}}", d, bytes);
+    cf_jw_str(&ej, "s", "p");
+    cf_jw_obj(&ej, "args");
+    cf_jw_i64(&ej, "device", d);
+    cf_jw_u64(&ej, "bytes", bytes);
+    cf_jw_obj_end(&ej);
+    close_event();
 }
 
 static void findings(const struct cf_snap *s)
@@ -170,26 +208,32 @@ static void findings(const struct cf_snap *s)
         char name[sizeof f->title + 64];
         snprintf(name, sizeof name, "[%s] %s: %s", f->severity, f->id, f->title);
         open_event("i", name, (uint64_t)(s->duration_s * 1e9), 0);
-        fputs(",\"s\":\"g\",\"args\":{\"advice\":", ch.out);
-        put_str(f->advice);
-        fputs("}}", ch.out);
+        cf_jw_str(&ej, "s", "g");
+        cf_jw_obj(&ej, "args");
+        cf_jw_str(&ej, "advice", f->advice);
+        cf_jw_obj_end(&ej);
+        close_event();
     }
+}
+
+/* Metadata: the process's name or a thread's. */
+static void name_event(const char *what, uint32_t tid, const char *name)
+{
+    open_event("M", what, 0, tid);
+    cf_jw_obj(&ej, "args");
+    cf_jw_str(&ej, "name", name);
+    cf_jw_obj_end(&ej);
+    close_event();
 }
 
 static void names(const struct cf_snap *s)
 {
     char name[700];
     cf_snap_describe_program(s, name, sizeof name);
-    open_event("M", "process_name", 0, 0);
-    fputs(",\"args\":{\"name\":", ch.out);
-    put_str(name);
-    fputs("}}", ch.out);
+    name_event("process_name", 0, name);
     for (unsigned i = 0; i < ch.ntids; i++) {
         snprintf(name, sizeof name, "thread %" PRIu32, ch.tids[i]);
-        open_event("M", "thread_name", 0, ch.tids[i]);
-        fputs(",\"args\":{\"name\":", ch.out);
-        put_str(name);
-        fputs("}}", ch.out);
+        name_event("thread_name", ch.tids[i], name);
     }
 }
 
@@ -210,5 +254,6 @@ int cf_export_chrome_end(struct cf_coll *c, const struct cf_export_opts *o, FILE
             "\"clock\":\"%s\"}}\n",
             ch.wall_at_start_ns ? "CLOCK_REALTIME microseconds since the epoch"
                                 : "microseconds since the process started");
+    cf_buf_free(&evb);
     return 0;
 }

@@ -12,6 +12,7 @@
 #include "cli/svg.h"
 #include "replay/model.h"
 #include "report/format.h"
+#include "report/json_write.h"
 
 static double ratio(uint64_t a, uint64_t b)
 {
@@ -21,7 +22,7 @@ static double ratio(uint64_t a, uint64_t b)
 static void value_cell(struct cf_buf *b, double v, const char *shown)
 {
     cf_buf_puts(b, "<td class=\"n\" data-value=\"");
-    cf_buf_json_num(b, v);
+    cf_jw_number(b, v);
     cf_buf_printf(b, "\">%s</td>", shown);
 }
 

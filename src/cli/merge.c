@@ -14,6 +14,7 @@
 #include "cli/view.h"
 #include "cli/views.h"
 #include "report/format.h"
+#include "report/json_write.h"
 #include "report/strbuf.h"
 
 #define TOP_SITES 20
@@ -239,73 +240,93 @@ static void text_out(FILE *o, const struct rank *r, unsigned n, const struct msi
 
 /* ---- JSON ---- */
 
-static void json_rank(struct cf_buf *b, const struct rank *r)
+static void json_dev(struct cf_jw *j, const struct cf_view_dev *d)
 {
-    cf_buf_puts(b, "{\"rank\":");
-    cf_buf_json_str(b, r->v.rank);
-    cf_buf_puts(b, ",\"host\":");
-    cf_buf_json_str(b, r->v.host);
-    cf_buf_printf(b, ",\"pid\":%ld,\"source\":", r->v.pid);
-    cf_buf_json_str(b, r->v.source);
-    cf_buf_puts(b, ",\"devices\":[");
-    for (unsigned i = 0; i < r->v.ndevs; i++) {
-        const struct cf_view_dev *d = &r->v.devs[i];
-        cf_buf_printf(
-            b,
-            "%s{\"device\":%d,\"peak_live_bytes\":%" PRIu64 ",\"peak_footprint_bytes\":%" PRIu64
-            ",\"allocs\":%" PRIu64 ",\"frees\":%" PRIu64 ",\"fragmentation\":",
-            i ? "," : "", d->device, d->peak_live, d->peak_footprint, d->allocs, d->frees);
-        cf_buf_json_num(b, d->frag);
-        cf_buf_puts(b, "}");
+    cf_jw_obj(j, NULL);
+    cf_jw_i64(j, "device", d->device);
+    cf_jw_u64(j, "peak_live_bytes", d->peak_live);
+    cf_jw_u64(j, "peak_footprint_bytes", d->peak_footprint);
+    cf_jw_u64(j, "allocs", d->allocs);
+    cf_jw_u64(j, "frees", d->frees);
+    cf_jw_num(j, "fragmentation", d->frag);
+    cf_jw_obj_end(j);
+}
+
+static void json_rank(struct cf_jw *j, const struct rank *r)
+{
+    cf_jw_obj(j, NULL);
+    cf_jw_str(j, "rank", r->v.rank);
+    cf_jw_str(j, "host", r->v.host);
+    cf_jw_i64(j, "pid", r->v.pid);
+    cf_jw_str(j, "source", r->v.source);
+    cf_jw_arr(j, "devices");
+    for (unsigned i = 0; i < r->v.ndevs; i++)
+        json_dev(j, &r->v.devs[i]);
+    cf_jw_arr_end(j);
+    cf_jw_u64(j, "peak_live_bytes", r->v.peak_live);
+    cf_jw_u64(j, "peak_footprint_bytes", r->v.peak_footprint);
+    cf_jw_num(j, "fragmentation", r->v.frag);
+    cf_jw_u64(j, "allocs", r->v.allocs);
+    cf_jw_u64(j, "alloc_bytes", r->v.alloc_bytes);
+    cf_jw_u64(j, "live_at_report_bytes", r->v.leaked_bytes);
+    cf_jw_obj(j, "findings");
+    cf_jw_u64(j, "high", r->sev[0]);
+    cf_jw_u64(j, "medium", r->sev[1]);
+    cf_jw_u64(j, "low", r->sev[2]);
+    cf_jw_obj_end(j);
+    cf_jw_obj_end(j);
+}
+
+static void json_totals(struct cf_jw *j, const struct rank *r, unsigned n)
+{
+    uint64_t live = 0, fp = 0, allocs = 0, bytes = 0, leaked = 0;
+    for (unsigned i = 0; i < n; i++) {
+        live += r[i].v.peak_live, fp += r[i].v.peak_footprint, allocs += r[i].v.allocs;
+        bytes += r[i].v.alloc_bytes, leaked += r[i].v.leaked_bytes;
     }
-    cf_buf_printf(b,
-                  "],\"peak_live_bytes\":%" PRIu64 ",\"peak_footprint_bytes\":%" PRIu64
-                  ",\"fragmentation\":",
-                  r->v.peak_live, r->v.peak_footprint);
-    cf_buf_json_num(b, r->v.frag);
-    cf_buf_printf(
-        b,
-        ",\"allocs\":%" PRIu64 ",\"alloc_bytes\":%" PRIu64 ",\"live_at_report_bytes\":%" PRIu64
-        ",\"findings\":{\"high\":%u,\"medium\":%u,\"low\":%u}}",
-        r->v.allocs, r->v.alloc_bytes, r->v.leaked_bytes, r->sev[0], r->sev[1], r->sev[2]);
+    cf_jw_obj(j, "totals");
+    cf_jw_u64(j, "ranks", n);
+    cf_jw_u64(j, "peak_live_bytes", live);
+    cf_jw_u64(j, "peak_footprint_bytes", fp);
+    cf_jw_u64(j, "allocs", allocs);
+    cf_jw_u64(j, "alloc_bytes", bytes);
+    cf_jw_u64(j, "live_at_report_bytes", leaked);
+    cf_jw_obj_end(j);
+    double ratio;
+    const struct rank *top = peak_rank(r, n, &ratio);
+    cf_jw_obj(j, "peak_rank");
+    cf_jw_str(j, "rank", top->v.rank);
+    cf_jw_i64(j, "device", top->max_dev);
+    cf_jw_u64(j, "peak_footprint_bytes", top->max_dev_fp);
+    cf_jw_num(j, "over_mean", ratio);
+    cf_jw_obj_end(j);
 }
 
 static void json_out(FILE *o, const struct rank *r, unsigned n, const struct msite *m, unsigned nm)
 {
     struct cf_buf b = {0};
-    uint64_t live = 0, fp = 0, allocs = 0, bytes = 0, leaked = 0;
-    double ratio;
-    cf_buf_puts(&b, "{\"ranks\":[");
-    for (unsigned i = 0; i < n; i++) {
-        if (i) cf_buf_puts(&b, ",");
-        json_rank(&b, &r[i]);
-        live += r[i].v.peak_live, fp += r[i].v.peak_footprint, allocs += r[i].v.allocs;
-        bytes += r[i].v.alloc_bytes, leaked += r[i].v.leaked_bytes;
-    }
-    const struct rank *top = peak_rank(r, n, &ratio);
-    cf_buf_printf(&b,
-                  "],\"totals\":{\"ranks\":%u,\"peak_live_bytes\":%" PRIu64
-                  ",\"peak_footprint_bytes\":%" PRIu64 ",\"allocs\":%" PRIu64
-                  ",\"alloc_bytes\":%" PRIu64 ",\"live_at_report_bytes\":%" PRIu64
-                  "},\"peak_rank\":{\"rank\":",
-                  n, live, fp, allocs, bytes, leaked);
-    cf_buf_json_str(&b, top->v.rank);
-    cf_buf_printf(&b, ",\"device\":%d,\"peak_footprint_bytes\":%" PRIu64 ",\"over_mean\":",
-                  top->max_dev, top->max_dev_fp);
-    cf_buf_json_num(&b, ratio);
-    cf_buf_puts(&b, "},\"sites\":[");
+    struct cf_jw j = cf_jw_start(&b);
+    cf_jw_obj(&j, NULL);
+    cf_jw_arr(&j, "ranks");
+    for (unsigned i = 0; i < n; i++)
+        json_rank(&j, &r[i]);
+    cf_jw_arr_end(&j);
+    json_totals(&j, r, n);
+    cf_jw_arr(&j, "sites");
     for (unsigned i = 0; i < nm; i++) {
-        cf_buf_puts(&b, i ? ",{\"key\":" : "{\"key\":");
-        cf_buf_json_str(&b, m[i].key);
-        cf_buf_puts(&b, ",\"label\":");
-        cf_buf_json_str(&b, m[i].label);
-        cf_buf_printf(
-            &b, ",\"peak_live_bytes\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"ranks\":%u,\"max_rank\":",
-            m[i].peak_live, m[i].bytes, m[i].ranks);
-        cf_buf_json_str(&b, m[i].max_rank);
-        cf_buf_printf(&b, ",\"max_peak_live_bytes\":%" PRIu64 "}", m[i].max_peak);
+        cf_jw_obj(&j, NULL);
+        cf_jw_str(&j, "key", m[i].key);
+        cf_jw_str(&j, "label", m[i].label);
+        cf_jw_u64(&j, "peak_live_bytes", m[i].peak_live);
+        cf_jw_u64(&j, "bytes", m[i].bytes);
+        cf_jw_u64(&j, "ranks", m[i].ranks);
+        cf_jw_str(&j, "max_rank", m[i].max_rank);
+        cf_jw_u64(&j, "max_peak_live_bytes", m[i].max_peak);
+        cf_jw_obj_end(&j);
     }
-    cf_buf_puts(&b, "]}\n");
+    cf_jw_arr_end(&j);
+    cf_jw_obj_end(&j);
+    cf_buf_puts(&b, "\n");
     if (!b.failed) fwrite(b.data, 1, b.len, o);
     cf_buf_free(&b);
 }

@@ -8,6 +8,7 @@
 
 #include "cli/svg.h"
 #include "report/format.h"
+#include "report/json_write.h"
 
 #define W  960.0
 #define H  320.0
@@ -112,17 +113,28 @@ static void mark(struct cf_buf *b, const struct scale *s, const struct cf_plot_m
 
 static void data(struct cf_buf *b, const struct cf_plot *p)
 {
-    cf_buf_printf(
-        b, "<script type=\"application/json\" id=\"%s-data\">{\"t_end\":%" PRIu64 ",\"series\":[",
-        p->id, p->t_end);
+    cf_buf_printf(b, "<script type=\"application/json\" id=\"%s-data\">", p->id);
+    struct cf_jw j = cf_jw_start(b);
+    cf_jw_obj(&j, NULL);
+    cf_jw_u64(&j, "t_end", p->t_end);
+    cf_jw_arr(&j, "series");
     for (unsigned i = 0; i < p->nlines; i++) {
         const struct cf_plot_line *l = &p->lines[i];
-        cf_buf_printf(b, "%s{\"name\":\"%s\",\"p\":[", i ? "," : "", l->name);
-        for (unsigned k = 0; k < l->n; k++)
-            cf_buf_printf(b, "%s[%" PRIu64 ",%" PRIu64 "]", k ? "," : "", l->p[k].t, l->p[k].v);
-        cf_buf_puts(b, "]}");
+        cf_jw_obj(&j, NULL);
+        cf_jw_str(&j, "name", l->name);
+        cf_jw_arr(&j, "p");
+        for (unsigned k = 0; k < l->n; k++) {
+            cf_jw_arr(&j, NULL);
+            cf_jw_u64(&j, NULL, l->p[k].t);
+            cf_jw_u64(&j, NULL, l->p[k].v);
+            cf_jw_arr_end(&j);
+        }
+        cf_jw_arr_end(&j);
+        cf_jw_obj_end(&j);
     }
-    cf_buf_puts(b, "]}</script>\n");
+    cf_jw_arr_end(&j);
+    cf_jw_obj_end(&j);
+    cf_buf_puts(b, "</script>\n");
 }
 
 static uint64_t top_of(const struct cf_plot *p)

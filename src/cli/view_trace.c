@@ -4,62 +4,52 @@
  * the process's record tables, which are not reset for a second trace. */
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cli/names.h"
 #include "cli/replay.h"
 #include "cli/view.h"
 #include "report/fold.h"
+#include "report/json_write.h"
 #include "report/snapshot.h"
 #include "report/strbuf.h"
 #include "base/log.h"
 
-static void kstr(struct cf_buf *b, const char *k, const char *v)
+static void sym_frame(struct cf_jw *j, const struct cf_sym *y)
 {
-    cf_buf_printf(b, "\"%s\":", k);
-    cf_buf_json_str(b, v);
+    cf_jw_obj(j, NULL);
+    cf_jw_str(j, "function", y->function[0] ? y->function : NULL);
+    cf_jw_str(j, "module", y->module[0] ? y->module : NULL);
+    cf_jw_str(j, "file", y->line ? y->file : NULL);
+    cf_jw_u64(j, "line", y->line);
+    cf_jw_obj_end(j);
 }
 
-static void knum(struct cf_buf *b, const char *k, double v)
-{
-    cf_buf_printf(b, "\"%s\":", k);
-    cf_buf_json_num(b, v);
-}
-
-static void sym_frame(struct cf_buf *b, const struct cf_sym *y)
-{
-    cf_buf_puts(b, "{");
-    kstr(b, "function", y->function[0] ? y->function : NULL);
-    cf_buf_puts(b, ",");
-    kstr(b, "module", y->module[0] ? y->module : NULL);
-    cf_buf_puts(b, ",");
-    kstr(b, "file", y->line ? y->file : NULL);
-    cf_buf_printf(b, ",\"line\":%u}", y->line);
-}
-
-/* The frame and the functions inlined at it, innermost first, up to *left in all;
+/* The frame and the functions inlined at it, innermost first, up to left in all;
  * returns how many were written. */
-static unsigned frame(struct cf_buf *b, uintptr_t addr, unsigned written, unsigned left)
+static unsigned frame(struct cf_jw *j, uintptr_t addr, unsigned left)
 {
     const struct cf_sym *chain;
     unsigned n = cf_names_inlined(addr, &chain), k;
-    for (k = 0; k < n && k < left; k++) {
-        if (written + k) cf_buf_puts(b, ",");
-        sym_frame(b, &chain[k]);
-    }
+    for (k = 0; k < n && k < left; k++)
+        sym_frame(j, &chain[k]);
     return k;
 }
 
-static void site(struct cf_buf *b, const struct cf_snap *s, int idx)
+static void site(struct cf_jw *j, const struct cf_snap *s, int idx)
 {
     if (idx < 0 || (unsigned)idx >= s->nsites) {
-        cf_buf_puts(b, "\"site\":null");
+        cf_jw_null(j, "site");
         return;
     }
     const struct cf_site *st = &s->sites[idx];
-    cf_buf_printf(b, "\"site\":{\"id\":\"%016" PRIx64 "\",", st->hash);
-    kstr(b, "api", cf_api_info[st->api].name);
-    cf_buf_puts(b, ",\"frames\":[");
+    char id[24];
+    snprintf(id, sizeof id, "%016" PRIx64, st->hash);
+    cf_jw_obj(j, "site");
+    cf_jw_str(j, "id", id);
+    cf_jw_str(j, "api", cf_api_info[st->api].name);
+    cf_jw_arr(j, "frames");
     /* The frames the report shows the site by: allocator and framework plumbing
      * left out (the same for every site behind it), unless every frame is. */
     unsigned k = 0, outer = st->nframes;
@@ -67,82 +57,100 @@ static void site(struct cf_buf *b, const struct cf_snap *s, int idx)
         if (cf_frame_is_marker(st->frames[f])) continue;
         outer = f;
         if (cf_fold_frame(cf_names_frame(st->frames[f]))) continue;
-        k += frame(b, st->frames[f], k, 4 - k);
+        k += frame(j, st->frames[f], 4 - k);
     }
-    if (k == 0 && outer < st->nframes) frame(b, st->frames[outer], 0, 4);
-    cf_buf_puts(b, "]}");
+    if (k == 0 && outer < st->nframes) frame(j, st->frames[outer], 4);
+    cf_jw_arr_end(j);
+    cf_jw_obj_end(j);
 }
 
-static void head(struct cf_buf *b, const struct cf_snap *s)
+static void devices(struct cf_jw *j, const struct cf_snap *s)
 {
-    cf_buf_puts(b, "{\"program\":{");
-    kstr(b, "name", s->program);
-    cf_buf_printf(b, ",\"pid\":%ld,", s->pid);
-    kstr(b, "rank", s->rank);
-    cf_buf_puts(b, ",");
-    kstr(b, "host", s->host);
-    cf_buf_puts(b, ",");
-    knum(b, "duration_s", s->duration_s);
-    cf_buf_puts(b, ",\"from_trace\":true},\"devices\":[");
+    cf_jw_arr(j, "devices");
     for (unsigned i = 0; i < s->ndevs; i++) {
         const struct cf_dev_view *d = &s->devs[i];
-        cf_buf_printf(b,
-                      "%s{\"device\":%d,\"total_bytes\":%" PRIu64 ",\"peak_live_bytes\":%" PRIu64
-                      ",\"peak_footprint_bytes\":%" PRIu64 ",\"allocs\":%" PRIu64
-                      ",\"frees\":%" PRIu64 ",",
-                      i ? "," : "", d->device, s->rec.dev[d->device].total_bytes, d->peak_live,
-                      d->peak_footprint, s->rec.dev[d->device].allocs, s->rec.dev[d->device].frees);
-        knum(b, "fragmentation", d->headline_frag);
-        cf_buf_puts(b, "}");
+        const struct cf_device_stats *ds = &s->rec.dev[d->device];
+        cf_jw_obj(j, NULL);
+        cf_jw_i64(j, "device", d->device);
+        cf_jw_u64(j, "total_bytes", ds->total_bytes);
+        cf_jw_u64(j, "peak_live_bytes", d->peak_live);
+        cf_jw_u64(j, "peak_footprint_bytes", d->peak_footprint);
+        cf_jw_u64(j, "allocs", ds->allocs);
+        cf_jw_u64(j, "frees", ds->frees);
+        cf_jw_num(j, "fragmentation", d->headline_frag);
+        cf_jw_obj_end(j);
     }
-    cf_buf_printf(b,
-                  "],\"summary\":{\"allocs\":%" PRIu64 ",\"frees\":%" PRIu64
-                  ",\"alloc_bytes\":%" PRIu64 ",\"peak_live_bytes\":%" PRIu64
-                  ",\"peak_footprint_bytes\":%" PRIu64 ",\"live_at_report_bytes\":%" PRIu64
-                  ",\"live_at_report_count\":%" PRIu64 ",",
-                  s->rec.total_allocs, s->rec.total_frees, s->total_alloc_bytes, s->total_peak_live,
-                  s->total_peak_footprint, s->leaked_bytes, s->leaked_count);
-    knum(b, "fragmentation", s->headline_frag);
-    cf_buf_puts(b, "},\"fragmentation\":{");
-    knum(b, "internal_waste", s->internal_waste);
-    cf_buf_puts(b, "},\"ooms\":[");
-    for (unsigned i = 0; i < s->rec.nooms; i++)
-        cf_buf_printf(b, "%s{\"api\":\"%s\"}", i ? "," : "", cf_api_info[s->rec.ooms[i].api].name);
-    cf_buf_printf(b, "],\"ooms_dropped\":%u,\"site_count\":%u", s->rec.ooms_dropped, s->nsites);
+    cf_jw_arr_end(j);
 }
 
-static void body(struct cf_buf *b, const struct cf_snap *s)
+static void head(struct cf_jw *j, const struct cf_snap *s)
 {
-    cf_buf_puts(b, ",\"top_sites_by_peak\":[");
+    cf_jw_obj(j, "program");
+    cf_jw_str(j, "name", s->program);
+    cf_jw_i64(j, "pid", s->pid);
+    cf_jw_str(j, "rank", s->rank);
+    cf_jw_str(j, "host", s->host);
+    cf_jw_num(j, "duration_s", s->duration_s);
+    cf_jw_bool(j, "from_trace", true);
+    cf_jw_obj_end(j);
+    devices(j, s);
+    cf_jw_obj(j, "summary");
+    cf_jw_u64(j, "allocs", s->rec.total_allocs);
+    cf_jw_u64(j, "frees", s->rec.total_frees);
+    cf_jw_u64(j, "alloc_bytes", s->total_alloc_bytes);
+    cf_jw_u64(j, "peak_live_bytes", s->total_peak_live);
+    cf_jw_u64(j, "peak_footprint_bytes", s->total_peak_footprint);
+    cf_jw_u64(j, "live_at_report_bytes", s->leaked_bytes);
+    cf_jw_u64(j, "live_at_report_count", s->leaked_count);
+    cf_jw_num(j, "fragmentation", s->headline_frag);
+    cf_jw_obj_end(j);
+    cf_jw_obj(j, "fragmentation");
+    cf_jw_num(j, "internal_waste", s->internal_waste);
+    cf_jw_obj_end(j);
+    cf_jw_arr(j, "ooms");
+    for (unsigned i = 0; i < s->rec.nooms; i++) {
+        cf_jw_obj(j, NULL);
+        cf_jw_str(j, "api", cf_api_info[s->rec.ooms[i].api].name);
+        cf_jw_obj_end(j);
+    }
+    cf_jw_arr_end(j);
+    cf_jw_u64(j, "ooms_dropped", s->rec.ooms_dropped);
+    cf_jw_u64(j, "site_count", s->nsites);
+}
+
+static void body(struct cf_jw *j, const struct cf_snap *s)
+{
+    cf_jw_arr(j, "top_sites_by_peak");
     for (unsigned i = 0; i < s->nsites; i++) {
         const struct cf_site *st = &s->sites[s->by_peak[i]];
-        cf_buf_puts(b, i ? ",{" : "{");
-        site(b, s, (int)s->by_peak[i]);
-        cf_buf_printf(
-            b, ",\"calls\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"peak_live_bytes\":%" PRIu64 "}",
-            st->calls, st->bytes, st->peak_live_bytes);
+        cf_jw_obj(j, NULL);
+        site(j, s, (int)s->by_peak[i]);
+        cf_jw_u64(j, "calls", st->calls);
+        cf_jw_u64(j, "bytes", st->bytes);
+        cf_jw_u64(j, "peak_live_bytes", st->peak_live_bytes);
+        cf_jw_obj_end(j);
     }
-    cf_buf_puts(b, "],\"live_at_report\":[");
+    cf_jw_arr_end(j);
+    cf_jw_arr(j, "live_at_report");
     for (unsigned i = 0; i < s->nleaks; i++) {
-        cf_buf_puts(b, i ? ",{" : "{");
-        site(b, s, s->leaks[i].site);
-        cf_buf_printf(b, ",\"bytes\":%" PRIu64 ",\"count\":%" PRIu64 "}", s->leaks[i].bytes,
-                      s->leaks[i].count);
+        cf_jw_obj(j, NULL);
+        site(j, s, s->leaks[i].site);
+        cf_jw_u64(j, "bytes", s->leaks[i].bytes);
+        cf_jw_u64(j, "count", s->leaks[i].count);
+        cf_jw_obj_end(j);
     }
-    cf_buf_puts(b, "],\"findings\":[");
+    cf_jw_arr_end(j);
+    cf_jw_arr(j, "findings");
     for (unsigned i = 0; i < s->nfindings; i++) {
         const struct cf_finding *f = &s->findings[i];
-        cf_buf_puts(b, i ? ",{" : "{");
-        kstr(b, "id", f->id);
-        cf_buf_puts(b, ",");
-        kstr(b, "severity", f->severity);
-        cf_buf_puts(b, ",");
-        kstr(b, "title", f->title);
-        cf_buf_puts(b, ",");
-        site(b, s, f->site);
-        cf_buf_puts(b, "}");
+        cf_jw_obj(j, NULL);
+        cf_jw_str(j, "id", f->id);
+        cf_jw_str(j, "severity", f->severity);
+        cf_jw_str(j, "title", f->title);
+        site(j, s, f->site);
+        cf_jw_obj_end(j);
     }
-    cf_buf_puts(b, "]}\n");
+    cf_jw_arr_end(j);
 }
 
 int cf_view_trace_json(const char *name, const void *data, size_t len, int fd)
@@ -150,8 +158,12 @@ int cf_view_trace_json(const char *name, const void *data, size_t len, int fd)
     struct cf_snap s;
     if (cf_replay_open_mem(name, data, len, NULL, &s) != 0) return 1;
     struct cf_buf b = {0};
-    head(&b, &s);
-    body(&b, &s);
+    struct cf_jw j = cf_jw_start(&b);
+    cf_jw_obj(&j, NULL);
+    head(&j, &s);
+    body(&j, &s);
+    cf_jw_obj_end(&j);
+    cf_buf_puts(&b, "\n");
     int rc = b.failed || cf_write_all(fd, b.data, b.len) != 0;
     cf_buf_free(&b);
     cf_names_free();

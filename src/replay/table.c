@@ -5,6 +5,7 @@
 
 #include "config/config.h"
 #include "report/format.h"
+#include "report/json_write.h"
 
 /* Whether r does better than b: no error, no out of memory when the other runs
  * out, then the lower peak footprint, then fewer driver calls. */
@@ -202,205 +203,133 @@ void cf_rp_render_text(const struct cf_rp_table *t, struct cf_buf *o)
 
 /* ---- JSON ---- */
 
-struct json {
-    struct cf_buf *o;
-    bool first;
-};
-
-static void key(struct json *j, const char *k)
-{
-    if (!j->first) cf_buf_puts(j->o, ", ");
-    j->first = false;
-    cf_buf_json_str(j->o, k);
-    cf_buf_puts(j->o, ": ");
-}
-
-static void k_u64(struct json *j, const char *k, uint64_t v)
-{
-    key(j, k);
-    cf_buf_printf(j->o, "%llu", (unsigned long long)v);
-}
-
-static void k_num(struct json *j, const char *k, double v)
-{
-    key(j, k);
-    cf_buf_json_num(j->o, v);
-}
-
-static void k_str(struct json *j, const char *k, const char *v)
-{
-    key(j, k);
-    cf_buf_json_str(j->o, v);
-}
-
-static void open_obj(struct json *j, const char *k)
-{
-    if (k)
-        key(j, k);
-    else if (!j->first)
-        cf_buf_puts(j->o, ", ");
-    cf_buf_puts(j->o, "{");
-    j->first = true;
-}
-
-static void close_obj(struct json *j)
-{
-    cf_buf_puts(j->o, "}");
-    j->first = false;
-}
-
-static void open_arr(struct json *j, const char *k)
-{
-    key(j, k);
-    cf_buf_puts(j->o, "[");
-    j->first = true;
-}
-
-static void close_arr(struct json *j)
-{
-    cf_buf_puts(j->o, "]");
-    j->first = false;
-}
-
-static void result_json(struct json *j, const struct cf_rp_table *t,
+static void result_json(struct cf_jw *j, const struct cf_rp_table *t,
                         const struct cf_rp_device_table *d, const struct cf_rp_result *r)
 {
     const struct cf_rp_config *c = r->config;
-    open_obj(j, NULL);
-    k_str(j, "model", c->def->name);
-    k_str(j, "label", r->label);
-    open_obj(j, "knobs");
+    cf_jw_obj(j, NULL);
+    cf_jw_str(j, "model", c->def->name);
+    cf_jw_str(j, "label", r->label);
+    cf_jw_obj(j, "knobs");
     for (unsigned i = 0; i < c->def->nknobs; i++)
-        k_str(j, c->def->knobs[i].name, c->set[i] ? c->text[i] : c->def->knobs[i].def);
-    close_obj(j);
+        cf_jw_str(j, c->def->knobs[i].name, c->set[i] ? c->text[i] : c->def->knobs[i].def);
+    cf_jw_obj_end(j);
     if (r->error[0]) {
-        k_str(j, "error", r->error);
-        close_obj(j);
+        cf_jw_str(j, "error", r->error);
+        cf_jw_obj_end(j);
         return;
     }
-    k_u64(j, "peak_footprint_bytes", r->peak_footprint);
-    k_num(j, "peak_footprint_over_peak_live", ratio(r->peak_footprint, r->peak_live));
-    k_u64(j, "peak_at_op", r->peak_op);
-    k_num(j, "peak_at_s", secs(r->peak_t_ns));
-    k_u64(j, "live_at_peak_bytes", r->live_at_peak);
-    k_u64(j, "granted_at_peak_bytes", r->granted_at_peak);
-    k_num(j, "internal_fragmentation_at_peak", r->internal);
-    k_num(j, "external_fragmentation_at_peak", r->external);
-    k_u64(j, "driver_calls", r->driver_calls);
+    cf_jw_u64(j, "peak_footprint_bytes", r->peak_footprint);
+    cf_jw_num(j, "peak_footprint_over_peak_live", ratio(r->peak_footprint, r->peak_live));
+    cf_jw_u64(j, "peak_at_op", r->peak_op);
+    cf_jw_num(j, "peak_at_s", secs(r->peak_t_ns));
+    cf_jw_u64(j, "live_at_peak_bytes", r->live_at_peak);
+    cf_jw_u64(j, "granted_at_peak_bytes", r->granted_at_peak);
+    cf_jw_num(j, "internal_fragmentation_at_peak", r->internal);
+    cf_jw_num(j, "external_fragmentation_at_peak", r->external);
+    cf_jw_u64(j, "driver_calls", r->driver_calls);
     if (d->device_memory == CF_RP_UNLIMITED || !r->oom) {
-        key(j, "oom");
-        cf_buf_puts(j->o, "null");
+        cf_jw_null(j, "oom");
     } else {
-        open_obj(j, "oom");
-        k_u64(j, "op", r->oom_op);
-        k_u64(j, "seq", r->oom_seq);
-        k_num(j, "at_s", secs(r->oom_t_ns));
-        k_u64(j, "request_bytes", r->oom_size);
-        k_u64(j, "count", r->ooms);
-        close_obj(j);
+        cf_jw_obj(j, "oom");
+        cf_jw_u64(j, "op", r->oom_op);
+        cf_jw_u64(j, "seq", r->oom_seq);
+        cf_jw_num(j, "at_s", secs(r->oom_t_ns));
+        cf_jw_u64(j, "request_bytes", r->oom_size);
+        cf_jw_u64(j, "count", r->ooms);
+        cf_jw_obj_end(j);
     }
-    if (t->checked) k_u64(j, "check_violations", (uint64_t)r->violations);
-    close_obj(j);
+    if (t->checked) cf_jw_u64(j, "check_violations", (uint64_t)r->violations);
+    cf_jw_obj_end(j);
 }
 
-static void device_json(struct json *j, const struct cf_rp_table *t,
+static void device_json(struct cf_jw *j, const struct cf_rp_table *t,
                         const struct cf_rp_device_table *d)
 {
     const struct cf_rp_stream *s = d->stream;
-    open_obj(j, NULL);
-    k_u64(j, "device", (uint64_t)s->device);
-    key(j, "device_memory_bytes");
-    if (d->device_memory == CF_RP_UNLIMITED)
-        cf_buf_puts(j->o, "null");
-    else
-        cf_buf_printf(j->o, "%llu", (unsigned long long)d->device_memory);
-    k_str(j, "device_memory_from", d->device_memory == CF_RP_UNLIMITED ? NULL : d->memory_from);
-    k_u64(j, "allocations", s->nallocs);
-    k_u64(j, "frees", s->nfrees);
-    k_u64(j, "peak_live_bytes", s->peak_live);
-    k_num(j, "peak_live_at_s", secs(s->peak_live_t_ns));
+    cf_jw_obj(j, NULL);
+    cf_jw_u64(j, "device", (uint64_t)s->device);
+    cf_jw_known(j, "device_memory_bytes", d->device_memory, d->device_memory != CF_RP_UNLIMITED);
+    cf_jw_str(j, "device_memory_from", d->device_memory == CF_RP_UNLIMITED ? NULL : d->memory_from);
+    cf_jw_u64(j, "allocations", s->nallocs);
+    cf_jw_u64(j, "frees", s->nfrees);
+    cf_jw_u64(j, "peak_live_bytes", s->peak_live);
+    cf_jw_num(j, "peak_live_at_s", secs(s->peak_live_t_ns));
     if (d->traced_known) {
-        open_obj(j, "traced");
-        k_u64(j, "peak_footprint_bytes", d->traced_peak_footprint);
-        k_u64(j, "peak_live_bytes", d->traced_peak_live);
-        close_obj(j);
+        cf_jw_obj(j, "traced");
+        cf_jw_u64(j, "peak_footprint_bytes", d->traced_peak_footprint);
+        cf_jw_u64(j, "peak_live_bytes", d->traced_peak_live);
+        cf_jw_obj_end(j);
     }
-    open_arr(j, "models");
+    cf_jw_arr(j, "models");
     for (unsigned i = 0; i < d->nresults; i++)
         result_json(j, t, d, &d->results[i]);
-    close_arr(j);
+    cf_jw_arr_end(j);
     int best = cf_rp_best_model(d);
-    k_str(j, "best", best < 0 ? NULL : d->results[best].label);
-    key(j, "no_model_fits");
-    cf_buf_puts(j->o, cf_rp_none_fits(d) ? "true" : "false");
-    open_arr(j, "sweeps");
+    cf_jw_str(j, "best", best < 0 ? NULL : d->results[best].label);
+    cf_jw_bool(j, "no_model_fits", cf_rp_none_fits(d));
+    cf_jw_arr(j, "sweeps");
     for (unsigned i = 0; i < d->nsweeps; i++) {
         const struct cf_rp_sweep *w = &d->sweeps[i];
-        open_obj(j, NULL);
-        k_str(j, "knob", w->knob);
-        k_str(j, "base", d->results[w->base].label);
-        open_arr(j, "labels");
-        for (unsigned r = w->first; r < w->first + w->count; r++) {
-            if (!j->first) cf_buf_puts(j->o, ", ");
-            j->first = false;
-            cf_buf_json_str(j->o, d->results[r].label);
-        }
-        close_arr(j);
-        k_str(j, "best", w->best < 0 ? NULL : d->results[w->best].label);
-        close_obj(j);
+        cf_jw_obj(j, NULL);
+        cf_jw_str(j, "knob", w->knob);
+        cf_jw_str(j, "base", d->results[w->base].label);
+        cf_jw_arr(j, "labels");
+        for (unsigned r = w->first; r < w->first + w->count; r++)
+            cf_jw_str(j, NULL, d->results[r].label);
+        cf_jw_arr_end(j);
+        cf_jw_str(j, "best", w->best < 0 ? NULL : d->results[w->best].label);
+        cf_jw_obj_end(j);
     }
-    close_arr(j);
-    close_obj(j);
+    cf_jw_arr_end(j);
+    cf_jw_obj_end(j);
 }
 
 /* As in the report: the switches as a list, null when not a --blocks run. */
-static void block_capture(struct json *j, const char *blocks)
+static void block_capture(struct cf_jw *j, const char *blocks)
 {
     if (blocks == NULL || blocks[0] == '\0') {
-        k_str(j, "block_capture", NULL);
+        cf_jw_str(j, "block_capture", NULL);
         return;
     }
-    open_arr(j, "block_capture");
+    cf_jw_arr(j, "block_capture");
     char item[512];
     for (const char *p = cf_opt_item(blocks, item, sizeof item); p;
-         p = cf_opt_item(p, item, sizeof item)) {
-        if (!j->first) cf_buf_puts(j->o, ", ");
-        j->first = false;
-        cf_buf_json_str(j->o, item);
-    }
-    close_arr(j);
+         p = cf_opt_item(p, item, sizeof item))
+        cf_jw_str(j, NULL, item);
+    cf_jw_arr_end(j);
 }
 
-static void cache_json(struct json *j, const struct cf_rp_table *t)
+static void cache_json(struct cf_jw *j, const struct cf_rp_table *t)
 {
     if (t->cache.framework == NULL) {
-        k_str(j, "framework_cache", NULL);
+        cf_jw_str(j, "framework_cache", NULL);
         return;
     }
     struct cf_buf note = {0};
     cf_rp_cache_note(t, &note);
-    open_obj(j, "framework_cache");
-    k_str(j, "framework", t->cache.framework);
-    k_str(j, "module", t->cache.module);
-    k_u64(j, "allocations", t->cache.allocations);
-    k_u64(j, "of", t->cache.of);
-    k_str(j, "note", note.failed ? NULL : note.data);
-    close_obj(j);
+    cf_jw_obj(j, "framework_cache");
+    cf_jw_str(j, "framework", t->cache.framework);
+    cf_jw_str(j, "module", t->cache.module);
+    cf_jw_u64(j, "allocations", t->cache.allocations);
+    cf_jw_u64(j, "of", t->cache.of);
+    cf_jw_str(j, "note", note.failed ? NULL : note.data);
+    cf_jw_obj_end(j);
     cf_buf_free(&note);
 }
 
 void cf_rp_render_json(const struct cf_rp_table *t, struct cf_buf *o)
 {
-    struct json j = {.o = o, .first = true};
-    open_obj(&j, NULL);
-    k_str(&j, "trace", t->trace);
-    k_str(&j, "program", t->program);
+    struct cf_jw j = cf_jw_start_spaced(o);
+    cf_jw_obj(&j, NULL);
+    cf_jw_str(&j, "trace", t->trace);
+    cf_jw_str(&j, "program", t->program);
     block_capture(&j, t->blocks);
     cache_json(&j, t);
-    open_arr(&j, "devices");
+    cf_jw_arr(&j, "devices");
     for (unsigned i = 0; i < t->ndevs; i++)
         device_json(&j, t, &t->devs[i]);
-    close_arr(&j);
-    close_obj(&j);
+    cf_jw_arr_end(&j);
+    cf_jw_obj_end(&j);
     cf_buf_puts(o, "\n");
 }

@@ -19,10 +19,6 @@ struct cf_buf {
 void cf_buf_printf(struct cf_buf *b, const char *fmt, ...) CF_PRINTF(2, 3);
 void cf_buf_put(struct cf_buf *b, const char *s, size_t n);
 void cf_buf_puts(struct cf_buf *b, const char *s);
-/* Appends s as a JSON string literal, quotes included; NULL becomes null. */
-void cf_buf_json_str(struct cf_buf *b, const char *s);
-/* Appends a JSON number; non-finite values become null (JSON has no NaN). */
-void cf_buf_json_num(struct cf_buf *b, double v);
 void cf_buf_free(struct cf_buf *b);
 
 #endif
