@@ -2,8 +2,9 @@
 # The whole test suite: install what is missing, build, run every test, then the
 # suite under AddressSanitizer + UndefinedBehaviorSanitizer in a second build
 # folder (less the tests that repeat code it already runs: suite 'plain-only'),
-# the record, arena and trace suites under ThreadSanitizer in a third, then a
-# short libFuzzer run of every fuzz target (scripts/fuzz.sh, one test each).
+# the record, arena and trace suites (less the same) under ThreadSanitizer in a
+# third, then a short libFuzzer run of every fuzz target (scripts/fuzz.sh, one
+# test each).
 # Ends with "N passed, N failed".
 #
 # Two cores, one after the other, would leave them idle while tests wait on
@@ -36,7 +37,8 @@ failed=0
 # plain build's), and 'plain-only', each a repeat of code the pass runs anyway
 # (tests/meson.build names them).
 asan_skip="--no-suite layout --no-suite format --no-suite wheel --no-suite scale --no-suite plain-only"
-tsan_suites="--suite record --suite arena --suite trace"
+# The TSan pass: what threads touch, less the same repeats.
+tsan_suites="--suite record --suite arena --suite trace --no-suite plain-only"
 
 # build DIR TARGET-SELECTION MESON-ARGS...: configure DIR and build what the
 # tests selected by TARGET-SELECTION (suite-targets.py's arguments) need, at the
@@ -61,7 +63,7 @@ background_builds() {
     fi
     if [ $tsan = 1 ]; then
         # shellcheck disable=SC2086
-        if build build-tsan "$(echo $tsan_suites | sed 's/--suite //g')" -Dwerror=true \
+        if build build-tsan "record arena trace --no-suite plain-only" -Dwerror=true \
             -Db_sanitize=thread -Db_lundef=false -Dbench=false; then
             touch build-tsan.built
         else
