@@ -198,8 +198,15 @@ run_frameworks() {
     run_case torch expandable+cf 1 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True -- \
         python3 "$t" "$steps"
     # The Python package with PyTorch: regions against PyTorch's own peaks, the pytest plugin.
-    run_case torch python-face 0 PATH="$GPU_DIR/bin:$PATH" PYTHONPATH="$ROOT/python" -- \
+    run_case python-face torch 0 PATH="$GPU_DIR/bin:$PATH" PYTHONPATH="$ROOT/python" -- \
         python3 "$ROOT/tests/gpu/torch_python_face.py" "$OUT/python-face"
+    # Who owns the memory: the workload under the command, then its report against
+    # PyTorch's own figures (the check's "result" line is the row's).
+    local own="$REPORTS/torch.owners"
+    run_case owners torch 0 -- "$GPU_DIR/bin/cudafrag" run --trace --output "$own" -- \
+        python3 "$ROOT/tests/gpu/torch_owners.py" --stats "$own.stats.json"
+    run_case owners check 0 -- python3 "$ROOT/tests/gpu/torch_owners.py" \
+        --check "$own.json" --stats "$own.stats.json"
     run_case cupy native 0 -- python3 "$ROOT/tests/gpu/cupy_test.py"
     run_case cupy cudafrag 1 -- python3 "$ROOT/tests/gpu/cupy_test.py"
     run_case jax default 0 -- python3 "$ROOT/tests/gpu/jax_test.py"
