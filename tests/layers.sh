@@ -1,19 +1,34 @@
 #!/bin/sh
-# layers.sh SRC_DIR: no #include goes from a lower layer of src/ to a higher one.
+# layers.sh SRC_DIR: no #include goes from a lower layer of src/ to a higher one,
+# and nothing under src/ includes the simulated device (simcuda/): the profiler
+# is built against CUDA's own headers and runs on a real driver.
 # Layers, bottom first: base, config, arena, record, report, hook, then the
 # replay models and the command (replay, cli). A folder may use its own layer and
 # any below it. One awk pass over every file: a loop of seds per file took 10 to
 # 30 s on a loaded two-core machine.
 set -u
 src=${1:-$(dirname "$0")/../src}
-find "$src" \( -name '*.c' -o -name '*.h' \) -print | sort | xargs awk -v src="$src/" '
+# simcuda's header names: a bare #include "sim.h" would reach it through an
+# include path as surely as #include "simcuda/driver/sim.h".
+simdir=$(dirname "$src")/simcuda
+simnames=$(find "$simdir" -name '*.h' -exec basename {} \; 2>/dev/null | sort -u | tr '\n' ' ')
+find "$src" \( -name '*.c' -o -name '*.h' \) -print | sort | xargs awk -v src="$src/" -v simnames="$simnames" '
 BEGIN {
     n = split("base config arena record report hook replay cli", names, " ")
     for (i = 1; i <= n; i++) rank[names[i]] = i
+    m = split(simnames, sims, " ")
+    for (i = 1; i <= m; i++) simh[sims[i]] = 1
 }
 FNR == 1 {
     rel = substr(FILENAME, length(src) + 1)
     own = rel; sub(/\/.*/, "", own)
+}
+/^[ \t]*#[ \t]*include[ \t]*[<"]/ {
+    path = $0; sub(/^[^<"]*[<"]/, "", path); sub(/[>"].*/, "", path)
+    if (path ~ /(^|\/)simcuda(\/|\.h$)/ || (path !~ /\// && (path in simh))) {
+        printf "simulated device included: %s includes %s\n", rel, path
+        bad++
+    }
 }
 /^#include "[a-z_]+\// && (own in rank) {
     inc = $2; gsub(/"/, "", inc); sub(/\/.*/, "", inc)
@@ -24,5 +39,5 @@ FNR == 1 {
 }
 END {
     if (bad) exit 1
-    print "layers: no upward include"
+    print "layers: no upward include, no include of the simulated device"
 }'
