@@ -1,8 +1,8 @@
 #!/bin/sh
 # layers_check.sh LAYERS_SH: layers.sh fails, naming the file, on each kind of
 # fault in a made-up tree -- an upward include, an include of the simulated
-# device (by its path or a bare header name) -- and passes the same tree
-# without them.
+# device (by its path or a bare header name), a .c file over 600 lines -- and
+# passes the same tree without them.
 set -u
 layers=$1
 dir=$(mktemp -d) || exit 1
@@ -28,4 +28,5 @@ expect base/b.c '#include "cli/x.h"' "upward include: base/b.c includes cli/"
 expect cli/ok.c '#include "simcuda/driver/sim.h"' "simulated device included: cli/ok.c"
 expect cli/ok.c '#include "sim.h"' "simulated device included: cli/ok.c includes sim.h"
 expect cli/ok.c '#include <simcuda.h>' "simulated device included: cli/ok.c includes simcuda.h"
+expect base/b.c ';' "too long: base/b.c has 601 lines (at most 600)"
 echo "layers.sh catches each fault"
