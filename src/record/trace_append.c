@@ -29,7 +29,6 @@
 #include "record/lock.h"
 #include "record/record.h"
 #include "record/trace_block.h"
-#include "record/trace_write.h"
 #include "base/clock.h"
 #include "base/lockwait.h"
 #include "base/meta_alloc.h"

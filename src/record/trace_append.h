@@ -1,10 +1,18 @@
-/* The event path's side of the trace (trace_append.c), for the writer
- * (trace_write.c): the trace's state, and every thread's buffer, whose partial
+/* The trace's event path (trace_append.c): whether events are traced and the
+ * append itself, for the record (through trace_write.h); then, for the writer
+ * (trace_write.c), the trace's state and every thread's buffer, whose partial
  * blocks the writer takes. */
 #ifndef CF_RECORD_TRACE_APPEND_H
 #define CF_RECORD_TRACE_APPEND_H
 
 #include <stdbool.h>
+
+#include "record/event.h"
+
+bool cf_trace_on(void);
+/* e into this thread's buffer: no malloc, no stdio, no locked instruction in the
+ * common case. */
+void cf_trace_emit(const struct cf_event *e);
 
 /* The trace's state: events are buffered from init, written once the file is
  * open, and neither after the finish (or a failed open: off). */

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "record/event.h"
+#include "record/trace_append.h" /* cf_trace_on, cf_trace_emit */
 
 /* Events are buffered from cf_trace_init (called by the record's init when
  * CUDAFRAG_TRACE=1) and written once cf_trace_open has a path. */
@@ -17,8 +18,6 @@ void cf_trace_init(uint64_t flush_ms);
 /* Opens the file, writes the header (an encoded string of "key=value" lines) and
  * starts the writer thread. Returns 0, or -1 (tracing off, one message said). */
 int cf_trace_open(const char *path, const void *header, uint32_t header_len);
-bool cf_trace_on(void);
-void cf_trace_emit(const struct cf_event *e);
 
 struct cf_trace_totals {
     uint64_t events, raw_bytes, file_bytes, chunks_lost;
