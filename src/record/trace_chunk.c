@@ -88,11 +88,17 @@ const void *cf_chunk_seal(struct cf_chunk_header *h, const void *raw, size_t *hl
     }
     *hlen = CF_CHUNK_HEADER_V1;
     if (zlib_crc32) {
-        h->payload_crc = crc_of(0, payload, h->stored_len);
-        h->header_crc = crc_of(0, h, CF_CHUNK_CRC_COVERS);
+        cf_chunk_sign(h, payload, crc_of);
         *hlen = CF_CHUNK_HEADER_V2;
     }
     return payload;
+}
+
+void cf_chunk_sign(struct cf_chunk_header *h, const void *payload, cf_crc32_fn crc)
+{
+    h->magic = CF_CHUNK_MAGIC;
+    h->payload_crc = crc(0, payload, h->stored_len);
+    h->header_crc = crc(0, h, CF_CHUNK_CRC_COVERS);
 }
 
 uint32_t cf_chunk_file_check_with(cf_crc32_fn crc, const uint32_t fixed[2], const void *header,

@@ -30,6 +30,10 @@ const void *cf_chunk_seal(struct cf_chunk_header *h, const void *raw, size_t *hl
 
 /* ---- both sides ---- */
 
+/* h's magic and checks (version 2) for its stored payload, with the caller's
+ * CRC-32: for a writer that brings its own (`cudafrag import`). */
+void cf_chunk_sign(struct cf_chunk_header *h, const void *payload, cf_crc32_fn crc);
+
 /* The file header's check word, with the caller's CRC-32. */
 uint32_t cf_chunk_file_check_with(cf_crc32_fn crc, const uint32_t fixed[2], const void *header,
                                   uint32_t len);
