@@ -1,22 +1,19 @@
 /* The trace file `cudafrag import` writes: the header, then chunks of encoded
- * events stored raw, as the recorder's writer lays them out (docs/trace-format.md). */
+ * events stored raw, as the recorder's writer lays them out and with the same
+ * checks (record/trace_format.h, trace_chunk.h; docs/trace-format.md). */
 #include "cli/snapshot_trace.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
+
+#include "record/trace_chunk.h"
+#include "record/trace_read.h"
 
 #include "cudafrag_build.h"
 
 #define CHUNK_BYTES (1u << 20)
-
-static void put_u32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
 
 struct writer {
     FILE *f;
@@ -29,16 +26,14 @@ struct writer {
 static void flush_chunk(struct writer *w)
 {
     if (w->enc.len == 0) return;
-    uint8_t h[CF_CHUNK_HEADER_V2];
-    put_u32(h, CF_CHUNK_MAGIC);
-    put_u32(h + 4, w->defs ? CF_CHUNK_DEFS : 0); /* stored raw */
-    put_u32(h + 8, 1);                           /* one thread */
-    put_u32(h + 12, w->nevents);
-    put_u32(h + 16, w->enc.len);
-    put_u32(h + 20, w->enc.len);
-    put_u32(h + 24, (uint32_t)crc32(0, w->enc.buf, w->enc.len));
-    put_u32(h + 28, (uint32_t)crc32(0, h, CF_CHUNK_CRC_COVERS));
-    if (fwrite(h, 1, sizeof h, w->f) != sizeof h ||
+    /* Stored raw; one thread. */
+    struct cf_chunk_header h = {.flags = w->defs ? CF_CHUNK_DEFS : 0,
+                                .tid = 1,
+                                .nevents = w->nevents,
+                                .raw_len = w->enc.len,
+                                .stored_len = w->enc.len};
+    cf_chunk_sign(&h, w->enc.buf, cf_trace_crc32);
+    if (fwrite(&h, 1, CF_CHUNK_HEADER_V2, w->f) != CF_CHUNK_HEADER_V2 ||
         fwrite(w->enc.buf, 1, w->enc.len, w->f) != w->enc.len)
         w->failed = true;
     /* Deltas restart with every chunk. */
@@ -74,12 +69,10 @@ static void header(struct writer *w, const struct cf_import *c, const char *snap
         n += snprintf(h + n, sizeof h - (size_t)n, "pool_name=0x%llx %s\n",
                       (unsigned long long)CF_IMPORT_POOL(d), c->pool_name[d]);
     if (n < 0 || (size_t)n >= sizeof h) n = 0;
-    uint8_t fixed[8], check[4];
-    put_u32(fixed, CF_TRACE_VERSION);
-    put_u32(fixed + 4, (uint32_t)n);
-    put_u32(check, (uint32_t)crc32(crc32(0, fixed, 8), (const Bytef *)h, (uInt)n));
+    uint32_t fixed[2] = {CF_TRACE_VERSION, (uint32_t)n};
+    uint32_t check = cf_chunk_file_check_with(cf_trace_crc32, fixed, h, (uint32_t)n);
     if (fwrite(CF_TRACE_MAGIC, 1, 8, w->f) != 8 || fwrite(fixed, 1, 8, w->f) != 8 ||
-        fwrite(h, 1, (size_t)n, w->f) != (size_t)n || fwrite(check, 1, 4, w->f) != 4)
+        fwrite(h, 1, (size_t)n, w->f) != (size_t)n || fwrite(&check, 1, 4, w->f) != 4)
         w->failed = true;
 }
 

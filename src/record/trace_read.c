@@ -20,7 +20,7 @@ static int fail(struct cf_trace *t, const char *fmt, const char *arg)
     return -1;
 }
 
-static uint32_t crc_of(uint32_t crc, const void *p, size_t n)
+uint32_t cf_trace_crc32(uint32_t crc, const void *p, size_t n)
 {
     return (uint32_t)crc32(crc, (const Bytef *)p, (uInt)n);
 }
@@ -61,7 +61,7 @@ static int read_header(struct cf_trace *t, struct pos *at)
     uint32_t check;
     if (read_at(at, &check, sizeof check) != sizeof check)
         return fail(t, "%s: header cut short", t->path);
-    if (check != cf_chunk_file_check_with(crc_of, fixed, t->header, fixed[1]))
+    if (check != cf_chunk_file_check_with(cf_trace_crc32, fixed, t->header, fixed[1]))
         return fail(t, "%s: damaged in its header (byte offset 8): it fails its check", t->path);
     return 0;
 }
@@ -135,7 +135,7 @@ static int read_chunk_header(struct cf_trace *t, struct pos *at, struct cf_chunk
     size_t got = read_at(at, h, want);
     if (got == 0 && feof(at->f)) return CHUNK_END;
     if (got != want) return CHUNK_CUT;
-    const char *fault = cf_chunk_header_fault(h, t->version, crc_of);
+    const char *fault = cf_chunk_header_fault(h, t->version, cf_trace_crc32);
     if (fault) return damaged_here(t, at, start, fault);
     return CHUNK_READ;
 }
@@ -149,7 +149,7 @@ static int read_payload(struct cf_trace *t, struct pos *at, uint64_t start,
     uint8_t *in = zstd ? scratch_for(scratch, h->stored_len ? h->stored_len : 1) : raw;
     if (in == NULL) return no_memory(t);
     if (read_at(at, in, h->stored_len) != h->stored_len) return CHUNK_CUT;
-    if (!cf_chunk_payload_ok(h, in, t->version, crc_of))
+    if (!cf_chunk_payload_ok(h, in, t->version, cf_trace_crc32))
         return damaged_here(t, at, start, "its events fail their check");
     if (zstd && ZSTD_decompress(raw, h->raw_len, in, h->stored_len) != h->raw_len)
         return damaged_here(t, at, start, "its events do not decompress");

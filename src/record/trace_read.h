@@ -33,6 +33,9 @@ struct cf_trace {
     char error[4352];
 };
 
+/* zlib's crc32, which the command links, in the form the chunk checks take. */
+uint32_t cf_trace_crc32(uint32_t crc, const void *p, size_t n);
+
 /* 0, or -1 with t->error set: the file is not a readable trace, or it is damaged
  * (a check fails, a chunk is malformed: "damaged at chunk N (byte offset X)").
  * A file that ends inside a chunk is not damaged: t->truncated is set and the
