@@ -189,6 +189,7 @@ int cf_findings_compute(struct cf_snap *s)
     cf_footprint_rule(s);
     if (!site_waste) cf_device_rounding_rule(s);
     cf_pool_rule(s);
+    cf_library_memory_rule(s);
     /* Insertion sort: stable, so findings of one id keep the order they were found in. */
     for (unsigned i = 1; i < s->nfindings; i++) {
         struct cf_finding tmp = s->findings[i];

@@ -66,5 +66,10 @@ void cf_findings_free(struct cf_snap *s);
 #define CF_HOT_LIFETIME_S         0.010
 #define CF_ROUNDING_WASTE         0.20
 #define CF_ROUND_TO               (2ull << 20)
+/* library-memory: a library owns at least this share of the peak live bytes and
+ * this many bytes (docs/report.md#owners); medium from the second share. */
+#define CF_LIBRARY_SHARE        0.10
+#define CF_LIBRARY_MIN_BYTES    (64ull << 20)
+#define CF_LIBRARY_MEDIUM_SHARE 0.25
 
 #endif

@@ -75,4 +75,7 @@ void cf_pool_rule(struct cf_snap *s);
 void cf_oom_rule(struct cf_snap *s, bool enough);
 void cf_failure_rule(struct cf_snap *s);
 
+/* ---- findings_owners.c: who owns the memory ---- */
+void cf_library_memory_rule(struct cf_snap *s);
+
 #endif

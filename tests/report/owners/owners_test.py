@@ -128,7 +128,10 @@ def expect_finding(r, owner, severity, what):
     expect(len(found) == 1, "%s: library-memory findings %s" % (what, found))
     f = found[0]
     expect(f["severity"] == severity, "%s: severity %s, want %s" % (what, f["severity"], severity))
-    expect(owner in f["title"], "%s: title %r does not name %s" % (what, f["title"], owner))
+    expect("(owner %s)" % owner in f["title"], "%s: title %r does not name %s" % (what, f["title"],
+                                                                              owner))
+    expect(all(e["site"]["owner"] == owner for e in f["sites"]),
+           "%s: sites of other owners: %s" % (what, f["sites"]))
     share = f["numbers"]["share_of_peak"]
     expect(share >= 0.10, "%s: share %s" % (what, share))
     return f
