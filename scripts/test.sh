@@ -12,6 +12,7 @@
 # lowest priority while the plain tests run, so they take the time the tests
 # leave, and each build is waited for only when its tests start.
 # CF_SKIP_SANITIZERS=1, CF_SKIP_TSAN=1, CF_SKIP_FUZZ=1 leave parts out;
+# CF_TEST_JOBS is how many tests run at a time (default twice the cores);
 # CF_FUZZ_SECONDS is each fuzz target's time (default 10; scripts/fuzz.sh alone
 # runs 30 and more).
 set -eu
@@ -86,13 +87,18 @@ wait_built() {
     return 1
 }
 
+# Tests at a time: twice the cores. Most tests wait on the programs they start
+# (a report written at exit, a browser, a child's signal) more than they compute:
+# on two cores, two at a time left the machine half idle.
+jobs=${CF_TEST_JOBS:-$((2 * $(nproc 2>/dev/null || echo 1)))}
+
 # run_tests NAME DIR MESON-TEST-ARGS...: one build folder's tests, counted.
 run_tests() {
     name=$1 dir=$2
     shift 2
     start=$(date +%s)
     echo "== $name: testing"
-    ${CF_TEST_WRAP:-} meson test -C "$dir" --no-rebuild --print-errorlogs --num-processes 2 \
+    ${CF_TEST_WRAP:-} meson test -C "$dir" --no-rebuild --print-errorlogs --num-processes "$jobs" \
         --timeout-multiplier "${CF_TIMEOUT_MULT:-1}" "$@" >"$dir.test.log" 2>&1 || true
     grep -E '^ *[0-9]+/[0-9]+ ' "$dir.test.log" | grep -vE ' (OK|SKIP) ' || true
     ok=$(sed -n 's/^Ok: *\([0-9]*\).*/\1/p' "$dir.test.log" | tail -n 1)
