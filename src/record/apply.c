@@ -1,14 +1,12 @@
 /* Events applied to the record's tables. The profiled process applies each
  * event as it happens (record.c builds them from the hooks' calls); `cudafrag
  * report TRACE` decodes a trace and applies the same events in seq order
- * (cf_rec_apply_event). One set of functions for both is what makes the
+ * (cf_apply_event). One set of functions for both is what makes the
  * offline report the exit report. */
 #include <string.h>
 
 #include "arena/arena.h"
 #include "record/internal.h"
-
-bool cf_rec_replaying;
 
 static pthread_mutex_t misc_lock = PTHREAD_MUTEX_INITIALIZER; /* OOM list, graph highs */
 
@@ -25,24 +23,6 @@ void cf_apply_unlock(void)
 bool cf_apply_lock_until(const struct timespec *deadline)
 {
     return cf_mutex_lock_until(&misc_lock, deadline);
-}
-
-void cf_emit(struct cf_event *e)
-{
-    if (e->seq == 0) e->seq = cf_seq_next();
-    cf_trace_emit(e);
-}
-
-void cf_trace_series(uint64_t seq, uint64_t now, int device, enum cf_series series, uint64_t value,
-                     uint64_t used)
-{
-    struct cf_event e = {.type = CF_EV_SERIES,
-                         .op = (uint8_t)series,
-                         .seq = seq,
-                         .t_ns = now,
-                         .device = device,
-                         .v = {value, used}};
-    cf_trace_emit(&e);
 }
 
 /* Every field but hh, which only the report's view uses (HASH_ADD sets it): zeroing
@@ -213,10 +193,9 @@ static struct cf_site *site_by_id(uint32_t id)
     return id < sites_cap ? sites_by_id[id] : NULL;
 }
 
-void cf_rec_apply_event(const struct cf_event *ev)
+void cf_apply_event(const struct cf_event *ev)
 {
     struct cf_event e = *ev;
-    cf_rec_init();
     /* A SITE names the API it was first seen with, used as an index in the report. */
     bool has_api = e.type == CF_EV_ALLOC || e.type == CF_EV_FREE || e.type == CF_EV_CALL ||
                    e.type == CF_EV_SITE;

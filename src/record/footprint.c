@@ -30,13 +30,6 @@ struct page_ref {
 };
 
 struct cf_slot cf_slots[CF_SLOTS];
-static uint64_t next_seq = 1;
-
-uint64_t cf_seq_next(void)
-{
-    return __atomic_fetch_add(&next_seq, 1, __ATOMIC_RELAXED);
-}
-
 static bool is_device(int slot)
 {
     return slot >= 1 && slot <= CF_MAX_DEVICES;

@@ -15,6 +15,13 @@
 #include "base/export.h"
 #include "base/lockwait.h"
 
+/* ---- emit.c: the event sink ---- */
+uint64_t cf_seq_next(void);
+void cf_emit(struct cf_event *e); /* fills seq when 0, then traces */
+/* Emit a SERIES event (footprint.c for the arena, sample.c for the graph pool). */
+void cf_trace_series(uint64_t seq, uint64_t now, int device, enum cf_series series, uint64_t value,
+                     uint64_t used);
+
 /* ---- thread.c: what a thread counts on its own, and its caches ---- */
 #define CF_SITE_REFS   8 /* call sites a thread remembers (direct-mapped by stack hash) */
 #define CF_KNOWN_SIZES 3 /* sizes a thread knows are in the distinct-size set */
@@ -66,6 +73,12 @@ static inline void cf_count(uint64_t *slot, uint64_t v)
 /* cf_rec.total_allocs/total_frees from every block (the crash summary reads them
  * without locks, so live.c refreshes them now and then). */
 CF_COLD void cf_thread_publish_totals(void);
+/* The cf_rec_* of the same names (record.h): the threads' counters. */
+void cf_thread_collect(void);
+bool cf_thread_collect_until(const struct timespec *deadline);
+uint64_t cf_thread_api_calls(enum cf_api api);
+uint64_t cf_thread_calls_total(void);
+bool cf_thread_any_activity(void);
 void cf_thread_lock(void); /* fork: the registry, after the record locks */
 void cf_thread_unlock(void);
 void cf_thread_after_fork_child(void); /* also releases the registry lock */
@@ -155,7 +168,7 @@ void cf_live_build_view(void); /* cf_rec.live, with every slot locked */
 void cf_live_drop_view(void);
 /* The end of an allocation's life not seen as a free (replaced in its table):
  * site, pool, lifetime histogram, node freed. */
-CF_COLD void cf_rec_retire(struct cf_alloc *a, uint64_t now);
+CF_COLD void cf_live_retire(struct cf_alloc *a, uint64_t now);
 
 /* ---- footprint.c: the slots, their locks and footprints, the event order ---- */
 /* A slot per device, one for pinned host memory, one for managed memory, and one
@@ -204,7 +217,6 @@ static inline void cf_slot_unlock(int slot)
 {
     cf_unlock(&cf_slots[slot].lock);
 }
-uint64_t cf_seq_next(void);
 /* With the slot (a's) locked: account a's entry into (exit from) the live set;
  * return the event's seq and set *new_peak when the device's footprint reached a
  * new peak. */
@@ -226,9 +238,6 @@ void cf_fp_lock_all(void); /* every slot */
 void cf_fp_unlock_all(void);
 void cf_fp_forget_sleepers(void);                           /* in a child after fork */
 bool cf_fp_lock_all_until(const struct timespec *deadline); /* every device or none */
-/* Emit a SERIES event (also used by footprint.c for the arena). */
-void cf_trace_series(uint64_t seq, uint64_t now, int device, enum cf_series series, uint64_t value,
-                     uint64_t used);
 
 /* ---- metrics.c: counters and histograms (per thread), distinct sizes ---- */
 /* result: the code the call returned; non-zero counts as a failure with that code. */
@@ -236,7 +245,8 @@ void cf_metrics_api(enum cf_api api, uint64_t bytes, int result, uint64_t ns);
 void cf_metrics_size(uint64_t size);
 void cf_metrics_lifetime(uint64_t ns, uint64_t bytes);
 unsigned cf_hist_bin(uint64_t v);
-uint64_t cf_atomic_max(uint64_t *slot, uint64_t v); /* returns the previous maximum */
+uint64_t cf_atomic_max(uint64_t *slot, uint64_t v);       /* returns the previous maximum */
+uint64_t cf_metrics_estimate_granted(uint64_t requested); /* cf_rec_estimate_granted */
 
 /* ---- pool.c: pools by handle; the table under one lock, a pool's fields under
  * the lock of its home slot (its device's, or the slot of no device) ---- */
@@ -296,6 +306,16 @@ void cf_sample_configure(uint64_t interval_ns);
 void cf_sample_after_sync(void);
 /* Pool memory may have gone back to the device (trim, destruction, failed request). */
 void cf_sample_pools_may_shrink(void);
+/* The cf_rec_* of these names (record.h). */
+void cf_sample_thread_seen(void);
+void cf_sample_pool_freed(const struct cf_alloc *a, uint64_t stream);
+void cf_sample_graph_launched(uint64_t stream);
+bool cf_sample_final(void);
+
+/* ---- region.c: the cf_rec_region_* of these names (record.h) ---- */
+int cf_region_push(const char *name);
+int cf_region_pop(void);
+int cf_region_peak(int device, uint64_t *live, uint64_t *footprint);
 
 /* ---- apply.c: events to tables, shared by the process and the replay ---- */
 struct cf_event;
@@ -309,6 +329,14 @@ void cf_apply_mark(const struct cf_event *e);
 void cf_apply_lock(void); /* the OOM list and the graph high-water marks */
 void cf_apply_unlock(void);
 bool cf_apply_lock_until(const struct timespec *deadline);
-void cf_emit(struct cf_event *e); /* fills seq when 0, then traces */
+/* One decoded event applied in seq order (cf_rec_apply_event). */
+void cf_apply_event(const struct cf_event *e);
+
+/* ---- read.c: the report's copy ---- */
+struct cf_rec_read;
+/* With the CF_REC_HELD_* locks `locks` held: r filled from the record (what a
+ * lock not held guards left empty). 0, or -1 when memory ran out (r freed). */
+int cf_read_copy(struct cf_rec_read *r, unsigned locks);
+void cf_read_free(struct cf_rec_read *r);
 
 #endif

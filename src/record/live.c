@@ -154,7 +154,7 @@ CF_HOT bool cf_live_insert(struct cf_alloc *a, struct cf_site *site, struct cf_p
     if (stale) {
         /* Its free was never seen (e.g. made by a path we do not hook). */
         __atomic_add_fetch(&cf_rec.replaced_live, 1, __ATOMIC_RELAXED);
-        cf_rec_retire(stale, t_ns);
+        cf_live_retire(stale, t_ns);
     }
     return new_peak;
 }
@@ -271,7 +271,7 @@ CF_HOT void cf_live_forget(struct cf_alloc *a)
 }
 
 /* An allocation whose end was not seen (replaced in its table), at `now`. */
-void cf_rec_retire(struct cf_alloc *a, uint64_t now)
+void cf_live_retire(struct cf_alloc *a, uint64_t now)
 {
     int slot = cf_slot_of(a->kind, a->device);
     a->t_end = now;

@@ -1,5 +1,5 @@
 /* Per-API counters and the size and lifetime histograms, counted by each thread
- * in its own block (thread.c) and summed by cf_rec_collect; the process-wide set
+ * in its own block (thread.c) and summed by cf_thread_collect; the process-wide set
  * of distinct sizes, shared and lock-free, which a thread consults only for a
  * size it does not know to be there already. */
 #include "record/internal.h"
@@ -106,7 +106,7 @@ void cf_metrics_lifetime(uint64_t ns, uint64_t bytes)
     cf_count(&b->bytes, bytes);
 }
 
-uint64_t cf_rec_estimate_granted(uint64_t requested)
+uint64_t cf_metrics_estimate_granted(uint64_t requested)
 {
     const uint64_t small = 512, large = 2u << 20;
     uint64_t unit = requested <= (1u << 20) ? small : large;

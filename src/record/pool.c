@@ -168,46 +168,6 @@ void cf_pool_apply(const struct cf_event *e)
     cf_pool_apply_seq(e);
 }
 
-static void pool_event(enum cf_pool_op op, uint64_t pool, int device, uint8_t flags, uint64_t v0)
-{
-    if (pool == 0) return;
-    cf_rec_init();
-    struct cf_event e = {.type = CF_EV_POOL,
-                         .op = (uint8_t)op,
-                         .flags = flags,
-                         .pool = pool,
-                         .device = device,
-                         .t_ns = cf_now_ns(),
-                         .v = {v0}};
-    e.seq = cf_pool_apply_seq(&e);
-    cf_emit(&e);
-}
-
-void cf_rec_pool_seen(uint64_t pool, int device, bool is_default, bool created_by_app)
-{
-    pool_event(CF_POOL_SEEN, pool, device, (uint8_t)(is_default | created_by_app << 1), 0);
-}
-
-void cf_rec_pool_destroyed(uint64_t pool)
-{
-    cf_sample_pools_may_shrink();
-    pool_event(CF_POOL_DESTROYED, pool, -1, 0, 0);
-}
-
-void cf_rec_pool_threshold(uint64_t pool, uint64_t threshold)
-{
-    cf_sample_pools_may_shrink();
-    pool_event(CF_POOL_THRESHOLD, pool, -1, 0, threshold);
-}
-
-/* The driver gives memory back in a trim: read what is left. */
-void cf_rec_pool_trim(uint64_t pool)
-{
-    cf_sample_pools_may_shrink();
-    pool_event(CF_POOL_TRIM, pool, -1, 0, 0);
-    if (!cf_rec_replaying) cf_sample_pool_now(pool, -1);
-}
-
 void cf_pool_count_locked(struct cf_pool *p, uint64_t bytes)
 {
     p->allocs++;

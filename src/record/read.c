@@ -186,28 +186,16 @@ static int copy_held(struct cf_rec_read *r)
     return rc;
 }
 
-int cf_rec_read(struct cf_rec_read *r)
+int cf_read_copy(struct cf_rec_read *r, unsigned locks)
 {
     memset(r, 0, sizeof *r);
-    cf_rec_lock_all();
-    r->held = CF_REC_HELD_ALL;
+    r->held = locks;
     int rc = copy_held(r);
-    cf_rec_unlock_all();
-    if (rc != 0) cf_rec_read_free(r);
+    if (rc != 0) cf_read_free(r);
     return rc;
 }
 
-int cf_rec_read_until(struct cf_rec_read *r, const struct timespec *deadline)
-{
-    memset(r, 0, sizeof *r);
-    r->held = cf_rec_try_lock_all(deadline);
-    int rc = copy_held(r);
-    cf_rec_unlock_held(r->held);
-    if (rc != 0) cf_rec_read_free(r);
-    return rc;
-}
-
-void cf_rec_read_free(struct cf_rec_read *r)
+void cf_read_free(struct cf_rec_read *r)
 {
     free(r->sites);
     free(r->pools);

@@ -1,27 +1,15 @@
-/* The entry points the hooks call after each real CUDA call (and before a free),
- * and the locking the report and fork() need. Order on the hot path: unwind (no
- * lock), site (a thread's own cache), live table, device, site and pool figures
- * (one slot lock), then sampling (no lock). */
+/* The record's one door: every public cf_rec_* entry point is here, and each
+ * sets the record up (once) before it goes in, so that no file below calls up to
+ * ask. The entry points the hooks call after each real CUDA call (and before a
+ * free), the locking the report and fork() need, the replay's door. Order on the
+ * hot path: unwind (no lock), site (a thread's own cache), live table, device,
+ * site and pool figures (one slot lock), then sampling (no lock). */
 #include <string.h>
 
 #include "config/config.h"
 #include "record/internal.h"
+#include "record/read.h"
 #include "base/meta_alloc.h"
-
-/* Aligned so that device 0's hot fields take two cache lines (record.h). */
-struct cf_record cf_rec __attribute__((aligned(64)));
-
-const struct cf_api_info cf_api_info[CF_API_COUNT] = {
-#define CF_API_ROW(id, kind, role) [CF_API_##id] = {#id, CF_KIND_##kind, #role[0]},
-    CF_APIS(CF_API_ROW)
-#undef CF_API_ROW
-};
-
-const char *const cf_kind_name[CF_KIND_COUNT] = {
-#define CF_KIND_ROW(id, str) [CF_KIND_##id] = str,
-    CF_KINDS(CF_KIND_ROW)
-#undef CF_KIND_ROW
-};
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 bool cf_rec_ready; /* init_record has run: cf_rec_init is a load from then on */
@@ -55,7 +43,7 @@ static uint8_t alloc_flags(const struct cf_alloc_info *ai, uint64_t *granted)
     *granted = ai->granted;
     if (*granted == 0 && kind == CF_KIND_DEVICE && !ai->arena &&
         ai->api != CF_API_cudaMallocArray && ai->api != CF_API_cudaMalloc3DArray) {
-        *granted = cf_rec_estimate_granted(ai->requested);
+        *granted = cf_metrics_estimate_granted(ai->requested);
         flags |= CF_EVF_ESTIMATED;
     }
     return flags;
@@ -165,6 +153,68 @@ void cf_rec_call(enum cf_api api, int result, uint64_t ns)
     cf_emit(&e);
 }
 
+static void pool_event(enum cf_pool_op op, uint64_t pool, int device, uint8_t flags, uint64_t v0)
+{
+    if (pool == 0) return;
+    cf_rec_init();
+    struct cf_event e = {.type = CF_EV_POOL,
+                         .op = (uint8_t)op,
+                         .flags = flags,
+                         .pool = pool,
+                         .device = device,
+                         .t_ns = cf_now_ns(),
+                         .v = {v0}};
+    e.seq = cf_pool_apply_seq(&e);
+    cf_emit(&e);
+}
+
+void cf_rec_pool_seen(uint64_t pool, int device, bool is_default, bool created_by_app)
+{
+    pool_event(CF_POOL_SEEN, pool, device, (uint8_t)(is_default | created_by_app << 1), 0);
+}
+
+void cf_rec_pool_destroyed(uint64_t pool)
+{
+    cf_sample_pools_may_shrink();
+    pool_event(CF_POOL_DESTROYED, pool, -1, 0, 0);
+}
+
+void cf_rec_pool_threshold(uint64_t pool, uint64_t threshold)
+{
+    cf_sample_pools_may_shrink();
+    pool_event(CF_POOL_THRESHOLD, pool, -1, 0, threshold);
+}
+
+/* The driver gives memory back in a trim: read what is left. */
+void cf_rec_pool_trim(uint64_t pool)
+{
+    cf_sample_pools_may_shrink();
+    pool_event(CF_POOL_TRIM, pool, -1, 0, 0);
+    if (!cf_rec_replaying) cf_sample_pool_now(pool, -1);
+}
+
+void cf_rec_pool_freed(const struct cf_alloc *a, uint64_t stream)
+{
+    cf_sample_pool_freed(a, stream);
+}
+
+void cf_rec_pool_thread_seen(void)
+{
+    cf_sample_thread_seen();
+}
+
+void cf_rec_graph_launched(uint64_t stream)
+{
+    cf_rec_init();
+    cf_sample_graph_launched(stream);
+}
+
+bool cf_rec_sample_final(void)
+{
+    cf_rec_init();
+    return cf_sample_final();
+}
+
 void cf_rec_synchronized(void)
 {
     /* Before the first allocation there is no pool to read. */
@@ -178,6 +228,60 @@ void cf_rec_mark(const char *text)
     struct cf_event e = {.type = CF_EV_MARK, .t_ns = cf_now_ns(), .str = text, .len = (uint32_t)n};
     cf_apply_mark(&e);
     cf_emit(&e);
+}
+
+int cf_rec_region_push(const char *name)
+{
+    cf_rec_init();
+    return cf_region_push(name);
+}
+
+int cf_rec_region_peak(int device, uint64_t *live, uint64_t *footprint)
+{
+    cf_rec_init();
+    return cf_region_peak(device, live, footprint);
+}
+
+int cf_rec_region_pop(void)
+{
+    cf_rec_init();
+    return cf_region_pop();
+}
+
+uint64_t cf_rec_estimate_granted(uint64_t requested)
+{
+    return cf_metrics_estimate_granted(requested);
+}
+
+bool cf_rec_any_activity(void)
+{
+    return cf_thread_any_activity();
+}
+
+uint64_t cf_rec_api_calls(enum cf_api api)
+{
+    return cf_thread_api_calls(api);
+}
+
+uint64_t cf_rec_calls_total(void)
+{
+    return cf_thread_calls_total();
+}
+
+void cf_rec_collect(void)
+{
+    cf_thread_collect();
+}
+
+bool cf_rec_collect_until(const struct timespec *deadline)
+{
+    return cf_thread_collect_until(deadline);
+}
+
+void cf_rec_apply_event(const struct cf_event *e)
+{
+    cf_rec_init();
+    cf_apply_event(e);
 }
 
 /* Every record lock, in one order, for the report and for fork: the site and
@@ -202,7 +306,7 @@ void cf_rec_lock_all(void)
 {
     cf_rec_init();
     lock_tables();
-    cf_rec_collect();
+    cf_thread_collect();
     cf_live_build_view();
 }
 
@@ -224,7 +328,7 @@ unsigned cf_rec_try_lock_all(const struct timespec *deadline)
     if (cf_pool_lock_until(deadline)) held |= CF_REC_HELD_POOLS;
     if (cf_fp_lock_all_until(deadline)) held |= CF_REC_HELD_SLOTS;
     if (cf_apply_lock_until(deadline)) held |= CF_REC_HELD_APPLY;
-    if (cf_rec_collect_until(deadline)) held |= CF_REC_HELD_COUNTERS;
+    if (cf_thread_collect_until(deadline)) held |= CF_REC_HELD_COUNTERS;
     if ((held & CF_REC_HELD_SLOTS) && cf_meta_probe_locks(deadline)) {
         cf_live_build_view();
         held |= CF_REC_HELD_LIVE;
@@ -252,7 +356,29 @@ int cf_rec_sample_final_until(const struct timespec *deadline)
     cf_fp_unlock_all();
     if (!cf_apply_lock_until(deadline)) return -1;
     cf_apply_unlock();
-    return cf_rec_sample_final() ? 1 : 0;
+    return cf_sample_final() ? 1 : 0;
+}
+
+/* The report's copy (read.c), made under the locks it needs. */
+int cf_rec_read(struct cf_rec_read *r)
+{
+    cf_rec_lock_all();
+    int rc = cf_read_copy(r, CF_REC_HELD_ALL);
+    cf_rec_unlock_all();
+    return rc;
+}
+
+int cf_rec_read_until(struct cf_rec_read *r, const struct timespec *deadline)
+{
+    unsigned held = cf_rec_try_lock_all(deadline);
+    int rc = cf_read_copy(r, held);
+    cf_rec_unlock_held(held);
+    return rc;
+}
+
+void cf_rec_read_free(struct cf_rec_read *r)
+{
+    cf_read_free(r);
 }
 
 /* The meta allocator's locks come last: they nest inside every record lock. */

@@ -109,10 +109,9 @@ static void trace_run(const char *name, int device, const struct window *w)
     cf_emit(&e);
 }
 
-int cf_rec_region_push(const char *name)
+int cf_region_push(const char *name)
 {
     if (name == NULL) return -1;
-    cf_rec_init();
     pthread_mutex_lock(&region_lock);
     int rc = -1;
     if (depth < CF_REGION_DEPTH) {
@@ -126,10 +125,9 @@ int cf_rec_region_push(const char *name)
     return rc;
 }
 
-int cf_rec_region_peak(int device, uint64_t *live, uint64_t *footprint)
+int cf_region_peak(int device, uint64_t *live, uint64_t *footprint)
 {
     if (device < 0 || device >= CF_MAX_DEVICES || live == NULL || footprint == NULL) return -1;
-    cf_rec_init();
     pthread_mutex_lock(&region_lock);
     int rc = -1;
     if (depth > 0) {
@@ -144,9 +142,8 @@ int cf_rec_region_peak(int device, uint64_t *live, uint64_t *footprint)
     return rc;
 }
 
-int cf_rec_region_pop(void)
+int cf_region_pop(void)
 {
-    cf_rec_init();
     pthread_mutex_lock(&region_lock);
     int rc = -1;
     if (depth > 0) {

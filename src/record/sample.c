@@ -32,7 +32,7 @@ static bool driver_of_parent;
  * the parent's threads are gone in the child, and reports their earlier reads. */
 static void forget_parent_driver_in_child(void)
 {
-    if (cf_rec_any_activity()) __atomic_store_n(&driver_of_parent, true, __ATOMIC_RELAXED);
+    if (cf_thread_any_activity()) __atomic_store_n(&driver_of_parent, true, __ATOMIC_RELAXED);
 }
 
 static bool may_call_driver(void)
@@ -155,7 +155,7 @@ static __thread struct reuse reuse __attribute__((tls_model("initial-exec")));
 struct cf_pool_skip cf_pool_skip __attribute__((aligned(64)));
 __thread char cf_thread_token __attribute__((tls_model("initial-exec")));
 
-void cf_rec_pool_thread_seen(void)
+void cf_sample_thread_seen(void)
 {
     uintptr_t none = 0, me = (uintptr_t)&cf_thread_token;
     if (!__atomic_compare_exchange_n(&cf_pool_skip.thread, &none, me, false, __ATOMIC_SEQ_CST,
@@ -169,7 +169,7 @@ void cf_sample_pools_may_shrink(void)
     __atomic_add_fetch(&cf_pool_skip.changes, 1, __ATOMIC_SEQ_CST);
 }
 
-void cf_rec_pool_freed(const struct cf_alloc *a, uint64_t stream)
+void cf_sample_pool_freed(const struct cf_alloc *a, uint64_t stream)
 {
     if (a == NULL || a->kind != CF_KIND_POOL || a->arena || a->pool == 0 || stream == 0) {
         reuse.pool = 0;
@@ -347,7 +347,7 @@ static void sample_graph_memory(const struct cf_driver *drv)
 /* After a graph launch the graph pool may have grown: read it, exactly, once the
  * program has graph memory nodes (programs without them pay nothing). Never on
  * a capturing stream. */
-void cf_rec_graph_launched(uint64_t stream)
+void cf_sample_graph_launched(uint64_t stream)
 {
     if (!may_call_driver() || __atomic_load_n(&cf_rec.graph.alloc_nodes, __ATOMIC_RELAXED) == 0)
         return;
@@ -363,9 +363,8 @@ void cf_rec_graph_launched(uint64_t stream)
     sample_graph_device(drv, dev);
 }
 
-bool cf_rec_sample_final(void)
+bool cf_sample_final(void)
 {
-    cf_rec_init();
     if (!may_call_driver()) return false;
     const struct cf_driver *drv = cf_driver();
     /* The pools and the graph pool first: the driver gives idle chunks back at

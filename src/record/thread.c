@@ -5,7 +5,7 @@
  * (and, under a real driver, the driver's own work) keep taking away; a thread's
  * own block stays in its cache and takes plain additions.
  *
- * The blocks form a registry. cf_rec_collect() (called by cf_rec_lock_all) sums
+ * The blocks form a registry. cf_thread_collect() (called by cf_rec_lock_all) sums
  * them into cf_rec under the registry lock; their owners never stop counting,
  * so what a sum sees of a call still in progress is what the shared atomics
  * showed before. A block outlives its thread: at thread exit it is only marked
@@ -65,7 +65,7 @@ struct cf_thread *cf_thread_attach(void)
     return t;
 }
 
-bool cf_rec_any_activity(void)
+bool cf_thread_any_activity(void)
 {
     /* Lock-free: the fork handlers ask it while every record lock is held. */
     return __atomic_load_n(&any_activity, __ATOMIC_RELAXED);
@@ -132,7 +132,7 @@ static void collect_locked(void)
     collect_totals();
 }
 
-void cf_rec_collect(void)
+void cf_thread_collect(void)
 {
     pthread_mutex_lock(&registry_lock);
     collect_locked();
@@ -146,7 +146,7 @@ void cf_thread_publish_totals(void)
     pthread_mutex_unlock(&registry_lock);
 }
 
-uint64_t cf_rec_api_calls(enum cf_api api)
+uint64_t cf_thread_api_calls(enum cf_api api)
 {
     uint64_t calls = 0;
     pthread_mutex_lock(&registry_lock);
@@ -156,7 +156,7 @@ uint64_t cf_rec_api_calls(enum cf_api api)
     return calls;
 }
 
-uint64_t cf_rec_calls_total(void)
+uint64_t cf_thread_calls_total(void)
 {
     uint64_t calls = 0;
     pthread_mutex_lock(&registry_lock);
@@ -169,7 +169,7 @@ uint64_t cf_rec_calls_total(void)
 
 /* Collected under the lock had before the deadline: taken again without one, it
  * could be waited for without end. */
-bool cf_rec_collect_until(const struct timespec *deadline)
+bool cf_thread_collect_until(const struct timespec *deadline)
 {
     if (!cf_mutex_lock_until(&registry_lock, deadline)) return false;
     collect_locked();
