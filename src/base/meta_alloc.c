@@ -265,15 +265,6 @@ void cf_meta_lock_all(void)
         pthread_mutex_lock(&classes[i].lock);
 }
 
-bool cf_meta_probe_locks(const struct timespec *deadline)
-{
-    for (unsigned i = 0; i < NCLASSES; i++) {
-        if (!cf_mutex_lock_until(&classes[i].lock, deadline)) return false;
-        pthread_mutex_unlock(&classes[i].lock);
-    }
-    return true;
-}
-
 /* Also in the child of fork. The other threads' lists are not taken over there:
  * they change without a lock, so fork may have copied one in the middle of a
  * change. Their blocks stay unused, at most CACHE_MAX small blocks per class and

@@ -26,8 +26,5 @@ size_t cf_meta_class_size(size_t size);
 /* Fork handlers: hold every class lock across fork (taken after the record locks). */
 void cf_meta_lock_all(void);
 void cf_meta_unlock_all(void);
-/* True when every class lock could be taken (and was let go) before deadline: no
- * thread is stuck holding one, so allocating here will not wait forever. */
-bool cf_meta_probe_locks(const struct timespec *deadline);
 
 #endif

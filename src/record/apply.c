@@ -25,11 +25,11 @@ bool cf_apply_lock_until(const struct timespec *deadline)
     return cf_mutex_lock_until(&misc_lock, deadline);
 }
 
-/* Every field but hh, which only the report's view uses (HASH_ADD sets it): zeroing
- * all 152 bytes first would be a `rep stos` (cf_event_hot in event.h says why not). */
+/* Every field one by one: zeroing the node first would be a `rep stos` (cf_event_hot
+ * in event.h says why not). */
 static struct cf_alloc *new_alloc(const struct cf_event *e, struct cf_site *site)
 {
-    _Static_assert(offsetof(struct cf_alloc, hh) == 96, "new_alloc sets every field before hh");
+    _Static_assert(sizeof(struct cf_alloc) == 96, "new_alloc sets every field of cf_alloc");
     struct cf_alloc *a = cf_meta_alloc(sizeof *a);
     if (a == NULL) return NULL;
     a->seq = a->t_end = 0;

@@ -164,8 +164,8 @@ struct cf_alloc *cf_live_remove(uint64_t addr, uint64_t now, uint64_t *end);
 void cf_live_restore(struct cf_alloc *a, uint64_t now);
 /* After cf_live_remove, the free done: the lifetime histogram, the node freed. */
 void cf_live_forget(struct cf_alloc *a);
-void cf_live_build_view(void); /* cf_rec.live, with every slot locked */
-void cf_live_drop_view(void);
+/* A copy of the live allocation at addr (cf_rec_live_at); false when not live. */
+bool cf_live_copy(uint64_t addr, struct cf_alloc *out);
 /* The end of an allocation's life not seen as a free (replaced in its table):
  * site, pool, lifetime histogram, node freed. */
 CF_COLD void cf_live_retire(struct cf_alloc *a, uint64_t now);

@@ -9,8 +9,7 @@
  * usually one line of pairs; a chained table (uthash) reads the nodes along the
  * chain, and linking or unlinking a node writes its neighbours, each a cache
  * miss once the program holds many allocations. The nodes carry no handle for
- * the table: the report's merged view (cf_rec.live) is the only uthash table of
- * live allocations.
+ * any table: the report's copy walks these tables (read.c).
  *
  * A free names an address, not a device: the slot of the thread's last
  * allocation is looked at first, then the other slots that hold allocations.
@@ -282,20 +281,17 @@ void cf_live_retire(struct cf_alloc *a, uint64_t now)
     cf_live_forget(a);
 }
 
-void cf_live_build_view(void)
+/* One slot locked at a time, and only to copy: a node may be freed once its slot
+ * is let go. */
+bool cf_live_copy(uint64_t addr, struct cf_alloc *out)
 {
-    cf_live_drop_view();
-    for (int slot = 0; slot < CF_SLOTS; slot++) {
-        const struct cf_live_table *tb = &cf_slots[slot].live;
-        for (uint64_t k = 0; tb->pairs && k <= tb->mask; k++) {
-            struct cf_alloc *a = tb->pairs[k].a;
-            if (a) HASH_ADD(hh, cf_rec.live, addr, sizeof a->addr, a);
-        }
+    bool found = false;
+    for (int slot = 0; !found && slot < CF_SLOTS; slot++) {
+        cf_slot_lock(slot);
+        const struct cf_live_pair *p = find(&cf_slots[slot].live, addr);
+        if (p) *out = *p->a;
+        found = p != NULL;
+        cf_slot_unlock(slot);
     }
-}
-
-void cf_live_drop_view(void)
-{
-    /* Frees only the view's buckets; the nodes stay in their tables. */
-    HASH_CLEAR(hh, cf_rec.live);
+    return found;
 }

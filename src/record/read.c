@@ -144,27 +144,35 @@ static int site_index(const struct cf_rec_read *r, uint64_t hash)
     return hit ? (int)(hit - r->sites) : -1;
 }
 
-/* Live allocations grouped by site (sites sorted by hash first), largest first.
- * Without the sites every group would read "no call site": then none is made. */
+static void add_live(struct cf_rec_read *r, const struct cf_alloc *a)
+{
+    int idx = a->site ? site_index(r, a->site->hash) : -1;
+    struct cf_live_group *l = &r->live[idx >= 0 ? (unsigned)idx : r->nsites];
+    l->kind = (enum cf_kind)a->kind;
+    l->bytes += a->requested;
+    l->count++;
+    if (a->granted) {
+        l->requested += a->requested;
+        l->granted += a->granted;
+    }
+    r->live_bytes += a->requested;
+    r->live_count++;
+}
+
+/* Live allocations grouped by site (sites sorted by hash first), largest first,
+ * read from every slot's table (live.c) under the slot locks held. Without the
+ * sites every group would read "no call site": then none is made. */
 static int group_live(struct cf_rec_read *r)
 {
     r->live = calloc(r->nsites + 1, sizeof *r->live);
     if (r->live == NULL) return -1;
     for (unsigned i = 0; i <= r->nsites; i++)
         r->live[i].site = i < r->nsites ? (int)i : -1;
-    bool all = held(r, CF_REC_HELD_LIVE | CF_REC_HELD_SITES | CF_REC_HELD_SLOTS);
-    for (struct cf_alloc *a = all ? cf_rec.live : NULL; a; a = a->hh.next) {
-        int idx = a->site ? site_index(r, a->site->hash) : -1;
-        struct cf_live_group *l = &r->live[idx >= 0 ? (unsigned)idx : r->nsites];
-        l->kind = (enum cf_kind)a->kind;
-        l->bytes += a->requested;
-        l->count++;
-        if (a->granted) {
-            l->requested += a->requested;
-            l->granted += a->granted;
-        }
-        r->live_bytes += a->requested;
-        r->live_count++;
+    bool all = held(r, CF_REC_HELD_SITES | CF_REC_HELD_SLOTS);
+    for (int slot = 0; all && slot < CF_SLOTS; slot++) {
+        const struct cf_live_table *tb = &cf_slots[slot].live;
+        for (uint64_t k = 0; tb->pairs && k <= tb->mask; k++)
+            if (tb->pairs[k].a) add_live(r, tb->pairs[k].a);
     }
     unsigned k = 0;
     for (unsigned i = 0; i <= r->nsites; i++)

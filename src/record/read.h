@@ -32,5 +32,8 @@ int cf_rec_read(struct cf_rec_read *r);
  * until deadline at most, and what it guards is left out when it is not had. */
 int cf_rec_read_until(struct cf_rec_read *r, const struct timespec *deadline);
 void cf_rec_read_free(struct cf_rec_read *r);
+/* A copy of the allocation live at addr (its site a pointer into the record's
+ * own table); false when addr is not live. Takes one slot's lock at a time. */
+bool cf_rec_live_at(uint64_t addr, struct cf_alloc *out);
 
 #endif

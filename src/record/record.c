@@ -307,19 +307,15 @@ void cf_rec_lock_all(void)
     cf_rec_init();
     lock_tables();
     cf_thread_collect();
-    cf_live_build_view();
 }
 
 void cf_rec_unlock_all(void)
 {
-    cf_live_drop_view();
     unlock_tables();
 }
 
 /* The locks of cf_rec_lock_all, in its order, each had before the deadline or left
- * alone. The live view takes its memory from the meta allocator: it is built only
- * when none of its locks is stuck, else the report would wait on it while holding
- * the slots. */
+ * alone. */
 unsigned cf_rec_try_lock_all(const struct timespec *deadline)
 {
     cf_rec_init();
@@ -329,16 +325,11 @@ unsigned cf_rec_try_lock_all(const struct timespec *deadline)
     if (cf_fp_lock_all_until(deadline)) held |= CF_REC_HELD_SLOTS;
     if (cf_apply_lock_until(deadline)) held |= CF_REC_HELD_APPLY;
     if (cf_thread_collect_until(deadline)) held |= CF_REC_HELD_COUNTERS;
-    if ((held & CF_REC_HELD_SLOTS) && cf_meta_probe_locks(deadline)) {
-        cf_live_build_view();
-        held |= CF_REC_HELD_LIVE;
-    }
     return held;
 }
 
 void cf_rec_unlock_held(unsigned held)
 {
-    if (held & CF_REC_HELD_LIVE) cf_live_drop_view();
     if (held & CF_REC_HELD_APPLY) cf_apply_unlock();
     if (held & CF_REC_HELD_SLOTS) cf_fp_unlock_all();
     if (held & CF_REC_HELD_POOLS) cf_pool_unlock();
@@ -379,6 +370,12 @@ int cf_rec_read_until(struct cf_rec_read *r, const struct timespec *deadline)
 void cf_rec_read_free(struct cf_rec_read *r)
 {
     cf_read_free(r);
+}
+
+bool cf_rec_live_at(uint64_t addr, struct cf_alloc *out)
+{
+    cf_rec_init();
+    return cf_live_copy(addr, out);
 }
 
 /* The meta allocator's locks come last: they nest inside every record lock. */

@@ -111,10 +111,8 @@ struct cf_alloc {
     bool arena;             /* served by cudafrag's arena */
     bool granted_estimated; /* granted is the documented rounding estimate */
     bool shadowed;          /* fed to the host-only arena model */
-    /* hh links cf_rec.live, a merged view of all shards that exists only between
-     * cf_rec_lock_all() and cf_rec_unlock_all() (the shards are tables of their
-     * own, live.c). */
-    UT_hash_handle hh;
+    /* No table handle: the live tables (live.c) hold (address, node) pairs, and
+     * the report's copy walks them (read.c). */
 };
 
 /* A memory pool seen through the pool APIs or async allocations. The first cache
@@ -259,7 +257,6 @@ struct cf_record {
     uint64_t start_ns;
     struct cf_api_stats api[CF_API_COUNT];
     struct cf_hist sizes, lifetimes;
-    struct cf_alloc *live; /* uthash by addr; only between cf_rec_lock_all/unlock_all */
     struct cf_site *sites; /* uthash by hash */
     struct cf_pool *pools; /* uthash by handle */
     struct cf_oom ooms[CF_MAX_OOMS];
@@ -404,7 +401,7 @@ uint64_t cf_rec_estimate_granted(uint64_t requested);
 
 /* ---- used by the report ---- */
 /* Every record lock, then the per-thread counters summed into cf_rec
- * (cf_rec_collect); the merged view cf_rec.live exists until cf_rec_unlock_all. */
+ * (cf_rec_collect). */
 void cf_rec_lock_all(void);
 void cf_rec_unlock_all(void);
 /* Sums what every thread counted on its own into cf_rec: the per-API counters,
@@ -421,17 +418,15 @@ uint64_t cf_rec_calls_total(void);
 /* cf_rec_lock_all for a report that may run in a thread interrupted while it held
  * a record lock (exit() from a signal handler): each lock not had by deadline is
  * left alone, and what it guards with it. Returns the CF_REC_HELD_* bits of the
- * locks held; release them with cf_rec_unlock_held. cf_rec.live is built only
- * with LIVE. A site's or pool's figures change under its home slot's lock: they
- * are consistent only with SLOTS too. */
+ * locks held; release them with cf_rec_unlock_held. A site's or pool's figures
+ * change under its home slot's lock: they are consistent only with SLOTS too. */
 enum {
     CF_REC_HELD_SITES = 1,     /* the table cf_rec.sites */
-    CF_REC_HELD_LIVE = 2,      /* the view cf_rec.live (needs SLOTS) */
     CF_REC_HELD_POOLS = 4,     /* the table cf_rec.pools */
     CF_REC_HELD_SLOTS = 8,     /* every slot: live tables, device, site and pool figures */
     CF_REC_HELD_APPLY = 16,    /* OOM events, marks, graph pool high water */
     CF_REC_HELD_COUNTERS = 32, /* the threads' counters were collected into cf_rec */
-    CF_REC_HELD_ALL = 63,
+    CF_REC_HELD_ALL = 61,
 };
 struct timespec;
 unsigned cf_rec_try_lock_all(const struct timespec *deadline);

@@ -45,7 +45,7 @@ void cf_snap_leave_out(struct cf_snap *s, unsigned held)
 {
     const unsigned slots = CF_REC_HELD_SLOTS;
     if (!all(held, CF_REC_HELD_SITES | slots)) s->missing |= CF_SNAP_NO_SITES;
-    if (!all(held, CF_REC_HELD_LIVE | CF_REC_HELD_SITES | slots)) s->missing |= CF_SNAP_NO_LIVE;
+    if (!all(held, CF_REC_HELD_SITES | slots)) s->missing |= CF_SNAP_NO_LIVE;
     if (!all(held, CF_REC_HELD_POOLS | slots)) s->missing |= CF_SNAP_NO_POOLS;
     /* Each figure is a whole word, so they are kept: at worst one event is half in. */
     if (!(held & slots)) s->missing |= CF_SNAP_UNSETTLED_DEVICES;

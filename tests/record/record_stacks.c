@@ -5,7 +5,7 @@
 #include <link.h>
 
 #include "check.h"
-#include "record/record.h"
+#include "record/read.h"
 
 #define PUBLIC __attribute__((visibility("default"), noinline))
 
@@ -29,10 +29,9 @@ void alloc_from_site_b(uint64_t addr)
 
 static struct cf_site *site_of(uint64_t addr)
 {
-    struct cf_alloc *a;
-    HASH_FIND(hh, cf_rec.live, &addr, sizeof addr, a);
-    CHECK(a != NULL);
-    return a->site;
+    struct cf_alloc a;
+    CHECK(cf_rec_live_at(addr, &a));
+    return a.site;
 }
 
 static const char *function_at(uintptr_t pc)
@@ -55,10 +54,10 @@ int main(void)
         alloc_from_site_a(0x1000 + i * 0x100);
     alloc_from_site_b(0x9000);
 
-    cf_rec_lock_all();
     struct cf_site *a = site_of(0x1000), *b = site_of(0x9000);
     CHECK(a != NULL && b != NULL);
     CHECK(a == site_of(0x1200)); /* same stack, same site */
+    cf_rec_lock_all();
     CHECK_NE(a->hash, b->hash);
     CHECK_EQ(a->calls, 3);
     CHECK_EQ(b->calls, 1);

@@ -2,7 +2,7 @@
  * nothing is sampled): live table and leaks, peaks, per-site statistics, unknown
  * frees, the rounding estimate, histograms, pools, graph nodes and OOM events. */
 #include "check.h"
-#include "record/record.h"
+#include "record/read.h"
 
 #define MiB (1ull << 20)
 
@@ -23,11 +23,11 @@ __attribute__((noinline)) static void rec_loop_site(uint64_t addr, uint64_t size
     __asm__ volatile("" ::: "memory");
 }
 
+/* A copy of the allocation live at addr, good until the next call; NULL: not live. */
 static struct cf_alloc *live_at(uint64_t addr)
 {
-    struct cf_alloc *a;
-    HASH_FIND(hh, cf_rec.live, &addr, sizeof addr, a);
-    return a;
+    static struct cf_alloc copy;
+    return cf_rec_live_at(addr, &copy) ? &copy : NULL;
 }
 
 static void check_rounding_estimate(void)
@@ -67,17 +67,15 @@ static void check_peaks_and_granted(void)
     CHECK_EQ(cf_rec.host.live_bytes, 300);
     CHECK_EQ(cf_rec.dev[0].live_bytes, 3500 + 2 * MiB + 1);
 
-    cf_rec_lock_all();
     struct cf_alloc *a = live_at(0x30000);
     CHECK(a != NULL);
+    CHECK_EQ(a->addr, 0x30000);
     CHECK_EQ(a->granted, 512);
     CHECK(a->granted_estimated);
     CHECK_EQ(a->kind, CF_KIND_DEVICE);
     CHECK(!live_at(0x20000)->granted_estimated);
     CHECK_EQ(live_at(0x60000)->granted, 0); /* host: no rounding estimate */
     CHECK(live_at(0x10000) == NULL);
-    cf_rec_unlock_all();
-    CHECK(cf_rec.live == NULL); /* the merged view only exists while locked */
 }
 
 static void check_frees(void)
@@ -212,15 +210,17 @@ static void check_leaks(void)
 {
     /* Live now: 0x20000 0x30000 0x40000 (dev 0), 0x50000 (dev 1), 0x60000 (host),
      * six loop allocations, 0x710000 (pool), 0x8000000 (graph). */
-    cf_rec_lock_all();
-    CHECK_EQ(HASH_COUNT(cf_rec.live), 13);
-    uint64_t bytes = 0;
-    for (struct cf_alloc *a = cf_rec.live; a; a = a->hh.next)
-        bytes += a->requested;
-    CHECK_EQ(bytes, 3000 + 600 + 2 * MiB + 1 + 7000 + 300 + 4500 + 4096 + MiB);
-    CHECK_EQ(cf_rec.total_allocs, 13 + cf_rec.total_frees + cf_rec.replaced_live);
-    CHECK_EQ(cf_rec.total_frees, 6);
-    cf_rec_unlock_all();
+    struct cf_rec_read r;
+    CHECK_EQ(cf_rec_read(&r), 0);
+    CHECK_EQ(r.live_count, 13);
+    CHECK_EQ(r.live_bytes, 3000 + 600 + 2 * MiB + 1 + 7000 + 300 + 4500 + 4096 + MiB);
+    uint64_t grouped = 0;
+    for (unsigned i = 0; i < r.nlive; i++)
+        grouped += r.live[i].count;
+    CHECK_EQ(grouped, 13);
+    CHECK_EQ(r.rec.total_allocs, 13 + r.rec.total_frees + r.rec.replaced_live);
+    CHECK_EQ(r.rec.total_frees, 6);
+    cf_rec_read_free(&r);
     CHECK(cf_rec_any_activity());
 }
 
