@@ -506,7 +506,7 @@ int cf_advise_run(struct cf_advise *a, const char *trace, const struct cf_snap *
 {
     char value[64];
     a->trace = trace;
-    snprintf(a->program, sizeof a->program, "%.255s", cf_snap_replay_who.program);
+    snprintf(a->program, sizeof a->program, "%.255s", snap->program);
     snprintf(a->blocks, sizeof a->blocks, "%s", snap->blocks ? snap->blocks : "");
     a->imported = cf_replay_header("imported", value, sizeof value) == 0;
     if (a->failed || a->cap.failed) {

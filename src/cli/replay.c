@@ -32,6 +32,9 @@ struct replay {
     struct cf_trace trace;
     struct module modules[MAX_MODULES];
     bool have_end;
+    uint64_t end_ns;             /* the END event's time */
+    struct cf_arena_stats arena; /* the arena's figures the END event carries */
+    struct cf_snap_who who;      /* the traced process, from the header */
     uint64_t last_t;
     uint32_t damaged; /* 1 + the index of the first chunk whose events do not decode */
     char reason[64];
@@ -87,7 +90,7 @@ static void adopt_pool_names(struct replay *r, struct cf_snap_who *w)
 
 static void adopt_identity(struct replay *r)
 {
-    struct cf_snap_who *w = &cf_snap_replay_who;
+    struct cf_snap_who *w = &r->who;
     char value[64];
     memset(w, 0, sizeof *w); /* a key the trace leaves out is unknown, not the last trace's */
     cf_trace_header_next(&r->trace, "program", NULL, w->program, sizeof w->program);
@@ -122,8 +125,8 @@ static void first_pass_event(struct replay *r, const struct cf_event *e)
         r->modules[e->site].path = dup_bytes(e->str, e->len);
         r->modules[e->site].build_id = dup_bytes(e->str2, e->len2);
     } else if (e->type == CF_EV_END) {
-        cf_trace_end_read(e->str, e->len, &cf_snap_replay_arena, r->reason, sizeof r->reason);
-        cf_snap_replay_end_ns = e->v[0];
+        cf_trace_end_read(e->str, e->len, &r->arena, r->reason, sizeof r->reason);
+        r->end_ns = e->v[0];
         r->have_end = true;
     }
 }
@@ -314,6 +317,33 @@ static void say_what_was_read(const struct replay *r)
 
 static struct replay the_replay;
 
+/* The report's steps, as in the process but from the trace: the record the
+ * events were applied to copied, the snapshot with the traced process's
+ * identity, time and arena figures, the frames named (DWARF), the owners, the
+ * findings. */
+static int take_snapshot(struct replay *r, struct cf_snap *s)
+{
+    struct cf_snap_input *in = calloc(1, sizeof *in);
+    if (in == NULL) return -1;
+    in->replayed = true;
+    in->reason = r->have_end ? (r->reason[0] ? r->reason : "exit") : "end of trace";
+    in->top = (unsigned)cf_opt_int(CF_OPT_TOP);
+    in->blocks = cf_opt_str(CF_OPT_BLOCKS);
+    in->now_ns = r->have_end ? r->end_ns : r->last_t;
+    struct cf_arena_stats own;
+    cf_arena_get_stats(&own, &in->shadow); /* the shadow model ran here, on the events */
+    in->arena = r->arena;                  /* the arena ran in the process */
+    in->who = r->who;
+    in->resolver = resolve_frame;
+    int rc = cf_rec_read(&in->copy);
+    if (rc == 0) rc = cf_snap_take(s, in);
+    free(in);
+    if (rc != 0) return rc;
+    cf_snap_symbols(s);
+    if (cf_owners_compute(s) != 0) return -1;
+    return cf_findings_compute(s);
+}
+
 /* The trace of r loaded (0) or not (anything else): the rest of the replay. */
 static int replay_loaded(struct replay *r, int loaded, const struct cf_replay_hooks *hooks,
                          struct cf_snap *s)
@@ -337,14 +367,9 @@ static int replay_loaded(struct replay *r, int loaded, const struct cf_replay_ho
         cf_replay_close(s);
         return 1;
     }
-    if (!r->have_end) cf_snap_replay_end_ns = r->last_t;
     say_what_was_read(r);
-    cf_symtab_resolver = resolve_frame;
     cf_owner_path_resolver = cf_replay_module;
-    if (rc == 0)
-        rc = cf_snap_take(s, false,
-                          r->have_end ? (r->reason[0] ? r->reason : "exit") : "end of trace",
-                          (unsigned)cf_opt_int(CF_OPT_TOP));
+    if (rc == 0) rc = take_snapshot(r, s);
     if (rc != 0) {
         fprintf(stderr, "cudafrag: out of memory while analysing %s\n", path);
         cf_replay_close(s);
@@ -383,13 +408,21 @@ void cf_replay_close(struct cf_snap *s)
     }
 }
 
+/* A Python frame of the trace, named by the record it was applied to. */
+static void python_frame(struct cf_sym *out)
+{
+    struct cf_pyframe pf;
+    bool known = cf_pyframe_get((uint32_t)CF_FRAME_OFFSET(out->addr), &pf);
+    cf_sym_python(out, known ? &pf : NULL);
+}
+
 int cf_replay_resolve(uint64_t frame, struct cf_sym *out)
 {
     if (current == NULL) return -1;
     memset(out, 0, sizeof *out);
     out->addr = (uintptr_t)frame;
     if (cf_frame_is_python(frame))
-        cf_sym_python(out);
+        python_frame(out);
     else
         resolve_frame(out);
     return 0;
@@ -401,7 +434,7 @@ int cf_replay_resolve_inlined(uint64_t frame, struct cf_sym *out, int max)
     memset(out, 0, sizeof *out * (size_t)max);
     out->addr = (uintptr_t)frame;
     if (!cf_frame_is_python(frame)) return resolve_chain(out, max);
-    cf_sym_python(out);
+    python_frame(out);
     return 1;
 }
 

@@ -267,7 +267,7 @@ int cf_whatif_run(struct cf_whatif *w, const char *trace, const struct cf_snap *
 {
     struct cf_rp_table *t = &w->t;
     *t = (struct cf_rp_table){.trace = trace,
-                              .program = cf_snap_replay_who.program,
+                              .program = snap->program,
                               .blocks = snap->blocks,
                               .devs = w->devs,
                               .checked = w->o.check_every != 0};

@@ -337,6 +337,9 @@ struct cf_rec_read;
 /* With the CF_REC_HELD_* locks `locks` held: r filled from the record (what a
  * lock not held guards left empty). 0, or -1 when memory ran out (r freed). */
 int cf_read_copy(struct cf_rec_read *r, unsigned locks);
+/* After the copy, the locks let go (the Python frames' lock is taken alone): the
+ * names of its sites' Python frames. 0, or -1 when memory ran out. */
+int cf_read_pynames(struct cf_rec_read *r);
 void cf_read_free(struct cf_rec_read *r);
 
 #endif

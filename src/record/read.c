@@ -203,12 +203,46 @@ int cf_read_copy(struct cf_rec_read *r, unsigned locks)
     return rc;
 }
 
+static int by_id(const void *a, const void *b)
+{
+    uint32_t x = ((const struct cf_rec_pyname *)a)->id, y = ((const struct cf_rec_pyname *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+/* Every distinct Python frame of the copied sites, named; those the record does
+ * not know (markers, a damaged trace) left out. */
+int cf_read_pynames(struct cf_rec_read *r)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < r->nsites; i++)
+        for (uint32_t f = 0; f < r->sites[i].nframes; f++)
+            n += CF_FRAME_MODULE(r->sites[i].frames[f]) == CF_PY_MODULE;
+    r->pynames = calloc(n ? n : 1, sizeof *r->pynames);
+    if (r->pynames == NULL) return -1;
+    unsigned k = 0;
+    for (unsigned i = 0; i < r->nsites; i++)
+        for (uint32_t f = 0; f < r->sites[i].nframes; f++) {
+            uint64_t frame = r->sites[i].frames[f];
+            if (CF_FRAME_MODULE(frame) != CF_PY_MODULE) continue;
+            r->pynames[k].id = (uint32_t)CF_FRAME_OFFSET(frame);
+            k += cf_pyframe_get(r->pynames[k].id, &r->pynames[k].frame);
+        }
+    qsort(r->pynames, k, sizeof *r->pynames, by_id);
+    unsigned u = 0;
+    for (unsigned i = 0; i < k; i++)
+        if (u == 0 || r->pynames[u - 1].id != r->pynames[i].id) r->pynames[u++] = r->pynames[i];
+    r->npynames = u;
+    return 0;
+}
+
 void cf_read_free(struct cf_rec_read *r)
 {
     free(r->sites);
     free(r->pools);
     free(r->live);
+    free(r->pynames);
     r->sites = NULL;
     r->pools = NULL;
     r->live = NULL;
+    r->pynames = NULL;
 }

@@ -12,6 +12,12 @@ struct cf_live_group {
     uint64_t requested, granted; /* only allocations whose granted size is known */
 };
 
+/* The name of a Python frame some copied site has: CF_FRAME(CF_PY_MODULE, id). */
+struct cf_rec_pyname {
+    uint32_t id;
+    struct cf_pyframe frame; /* its strings live as long as the process */
+};
+
 struct cf_rec_read {
     uint64_t now_ns;       /* when the copy was taken */
     struct cf_record rec;  /* the scalars; its hash heads are NULL */
@@ -22,7 +28,9 @@ struct cf_rec_read {
     struct cf_live_group *live; /* by bytes, largest first */
     unsigned nlive;
     uint64_t live_bytes, live_count;
-    unsigned held; /* CF_REC_HELD_*: the tables copied; the others are empty */
+    unsigned held;                 /* CF_REC_HELD_*: the tables copied; the others are empty */
+    struct cf_rec_pyname *pynames; /* by id: every Python frame of the sites known */
+    unsigned npynames;
 };
 
 /* 0, or -1 when memory ran out (nothing to free then). */

@@ -351,12 +351,21 @@ int cf_rec_sample_final_until(const struct timespec *deadline)
 }
 
 /* The report's copy (read.c), made under the locks it needs. */
+static int named(struct cf_rec_read *r, int rc)
+{
+    if (rc == 0 && cf_read_pynames(r) != 0) {
+        cf_read_free(r);
+        return -1;
+    }
+    return rc;
+}
+
 int cf_rec_read(struct cf_rec_read *r)
 {
     cf_rec_lock_all();
     int rc = cf_read_copy(r, CF_REC_HELD_ALL);
     cf_rec_unlock_all();
-    return rc;
+    return named(r, rc);
 }
 
 int cf_rec_read_until(struct cf_rec_read *r, const struct timespec *deadline)
@@ -364,7 +373,7 @@ int cf_rec_read_until(struct cf_rec_read *r, const struct timespec *deadline)
     unsigned held = cf_rec_try_lock_all(deadline);
     int rc = cf_read_copy(r, held);
     cf_rec_unlock_held(held);
-    return rc;
+    return named(r, rc);
 }
 
 void cf_rec_read_free(struct cf_rec_read *r)

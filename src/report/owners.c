@@ -148,9 +148,9 @@ static bool site_frame(void *ctx, unsigned i, bool want_function, struct cf_owne
                  sym->symbol[0] ? sym->symbol : sym->function);
     } else if (cf_owner_path_resolver) {
         if (cf_owner_path_resolver(fr, out->path, sizeof out->path) != 0) out->path[0] = '\0';
-        if (want_function && out->path[0] && cf_symtab_resolver) {
+        if (want_function && out->path[0] && c->s->syms.resolver) {
             struct cf_sym named = {.addr = fr};
-            cf_symtab_resolver(&named);
+            c->s->syms.resolver(&named);
             snprintf(out->function, sizeof out->function, "%s",
                      named.symbol[0] ? named.symbol : named.function);
         }

@@ -5,21 +5,13 @@
 #include <string.h>
 
 #include "report/snapshot.h"
-#include "base/thread_state.h"
 
-bool cf_snap_for_interrupted;
-
-/* Inside a hook, a thread may be inside the driver too, holding its locks. */
-static bool driver_may_be_held(void)
+void cf_snap_sample_final(struct cf_snap_input *in, bool driver_held,
+                          const struct timespec *deadline)
 {
-    return cf_in_hook || cf_snap_for_interrupted;
-}
-
-void cf_snap_sample_final(struct cf_snap *s, const struct timespec *deadline)
-{
-    int rc = driver_may_be_held() ? -1 : cf_rec_sample_final_until(deadline);
-    if (rc < 0) s->missing |= CF_SNAP_NO_FINAL_SAMPLE;
-    s->driver_unusable = rc == 0;
+    int rc = driver_held ? -1 : cf_rec_sample_final_until(deadline);
+    if (rc < 0) in->missing |= CF_SNAP_NO_FINAL_SAMPLE;
+    in->driver_unusable = rc == 0;
 }
 
 /* The OOM list, the marks and the regions grow, and the graph pool's high water rises, under

@@ -16,7 +16,9 @@
 #include "report/outpath.h"
 #include "report/render.h"
 #include "report/snapshot.h"
+#include "report/trace_out.h"
 #include "base/export.h"
+#include "base/lockwait.h"
 #include "base/log.h"
 #include "base/thread_state.h"
 
@@ -26,6 +28,9 @@ static int final_pending; /* interim reports not yet started are dropped */
 static unsigned interim_seq;
 /* Holds report_mutex: a signal handler that calls exit() may have interrupted it. */
 static __thread bool writing_report __attribute__((tls_model("initial-exec")));
+/* Under report_mutex: the report is written for a thread that a signal
+ * interrupted, maybe inside the driver. */
+static bool for_interrupted;
 
 static void lock_reports(void)
 {
@@ -129,6 +134,43 @@ static void release_write_signals(const struct held_signals *h)
     pthread_sigmask(SIG_SETMASK, &h->old_mask, NULL);
 }
 
+static void who_am_i(struct cf_snap_who *w)
+{
+    extern char *program_invocation_name;
+    snprintf(w->program, sizeof w->program, "%s", program_invocation_name);
+    snprintf(w->rank, sizeof w->rank, "%s", cf_output_rank());
+    if (gethostname(w->host, sizeof w->host) != 0) w->host[0] = '\0';
+    w->host[sizeof w->host - 1] = '\0';
+    w->pid = (long)getpid();
+}
+
+/* The report's steps up to rendering, every lock waited for against one deadline:
+ * the driver sampled once more (not where it may be held: inside a hook, or for
+ * a thread a signal interrupted), the record copied, the arena's figures, the
+ * snapshot, the trace ended (a final report: the trace's totals are in it), the
+ * frames named, the owners of the memory, the findings. */
+static int take_snapshot(struct cf_snap *snap, struct cf_snap_input *in, bool interim,
+                         const char *reason)
+{
+    *in = (struct cf_snap_input){.interim = interim,
+                                 .reason = reason,
+                                 .top = (unsigned)cf_opt_int(CF_OPT_TOP),
+                                 .blocks = cf_opt_str(CF_OPT_BLOCKS),
+                                 .fork = *cf_lifecycle_fork_origin()};
+    who_am_i(&in->who);
+    struct timespec deadline = cf_deadline_after_ms(CF_SNAP_LOCK_WAIT_MS);
+    cf_snap_sample_final(in, cf_in_hook || for_interrupted, &deadline);
+    if (cf_rec_read_until(&in->copy, &deadline) != 0) return -1;
+    in->now_ns = in->copy.now_ns;
+    cf_arena_get_stats_until(&in->arena, &in->shadow, &deadline);
+    if (in->arena.locked_out || in->shadow.locked_out) in->missing |= CF_SNAP_NO_ARENA;
+    if (cf_snap_take(snap, in) != 0) return -1;
+    if (!interim) cf_report_trace_end(snap);
+    cf_snap_symbols(snap);
+    if (cf_owners_compute(snap) != 0) return -1;
+    return cf_findings_compute(snap);
+}
+
 /* tag: "" for the final report, "N" for the Nth interim one, "exec" for the
  * report of an image that execs another: it goes before the extension. */
 static int report_write(const char *pattern, bool to_stderr, bool json, const char *tag,
@@ -140,11 +182,14 @@ static int report_write(const char *pattern, bool to_stderr, bool json, const ch
     int requested = 0, ok = 0;
     bool interim = tag[0] >= '0' && tag[0] <= '9';
 
-    /* On the heap: the snapshot holds a copy of the record, too big for the stack
-     * of whichever thread happens to call _exit. */
+    /* On the heap: the snapshot and its input hold a copy of the record each, too
+     * big for the stack of whichever thread happens to call _exit. The snapshot
+     * takes the input's copy over. */
     struct cf_snap *snap = calloc(1, sizeof *snap);
-    unsigned top = (unsigned)cf_opt_int(CF_OPT_TOP);
-    if (snap == NULL || cf_snap_take(snap, interim, reason, top) != 0) {
+    struct cf_snap_input *in = calloc(1, sizeof *in);
+    int taken = snap && in ? take_snapshot(snap, in, interim, reason) : -1;
+    free(in);
+    if (taken != 0) {
         cf_log("out of memory while collecting the report; no report written");
         if (snap) cf_snap_free(snap);
         free(snap);
@@ -261,7 +306,7 @@ static int write_with_stack(const char *tag, const char *reason)
 /* A thread that exit() interrupted while it wrote a report would wait for itself:
  * it leaves the totals only. Another thread's report comes to an end (its waits
  * are bounded) and is the last interim one. */
-void cf_report_write_final(const char *tag, const char *reason, bool for_interrupted)
+void cf_report_write_final(const char *tag, const char *reason, bool interrupted)
 {
     if (writing_report) {
         cf_crash_summary("final report not written: the process ended while this thread was "
@@ -270,9 +315,9 @@ void cf_report_write_final(const char *tag, const char *reason, bool for_interru
     }
     __atomic_store_n(&final_pending, 1, __ATOMIC_RELEASE);
     lock_reports();
-    cf_snap_for_interrupted = for_interrupted;
+    for_interrupted = interrupted;
     write_with_stack(tag, reason);
-    cf_snap_for_interrupted = false;
+    for_interrupted = false;
     unlock_reports();
 }
 

@@ -1,17 +1,13 @@
 #include "report/snapshot.h"
 
-#include "config/config.h"
 #include "record/read.h"
-#include "report/outpath.h"
 #include "report/trace_out.h"
-#include "base/lockwait.h"
 
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static const struct cf_snap *sort_ctx; /* qsort has no context argument */
 
@@ -146,7 +142,7 @@ static void add_site_frames(struct cf_snap *s, int idx, unsigned depth)
 
 /* Only sites that appear in the report are symbolized: reading symbol tables (and,
  * offline, DWARF) is the slow part. */
-static void resolve_symbols(struct cf_snap *s)
+void cf_snap_symbols(struct cf_snap *s)
 {
     for (unsigned i = 0; i < s->nsites && i < s->top; i++) {
         add_site_frames(s, (int)s->by_peak[i], ALL_FRAMES);
@@ -178,36 +174,52 @@ static void resolve_symbols(struct cf_snap *s)
     cf_symtab_resolve(&s->syms);
 }
 
-int cf_snap_take(struct cf_snap *s, bool interim, const char *reason, unsigned top)
+static void take_who(struct cf_snap *s, const struct cf_snap_who *w)
+{
+    snprintf(s->program, sizeof s->program, "%s", w->program);
+    snprintf(s->rank, sizeof s->rank, "%s", w->rank);
+    snprintf(s->host, sizeof s->host, "%s", w->host);
+    s->pid = w->pid;
+    snprintf(s->imported, sizeof s->imported, "%s", w->imported);
+    memcpy(s->pool_names, w->pool_names, sizeof s->pool_names);
+    s->npool_names = w->npool_names;
+}
+
+static void take_copy(struct cf_snap *s, const struct cf_rec_read *r)
+{
+    s->rec = r->rec;
+    s->sites = r->sites;
+    s->nsites = r->nsites;
+    s->pools = r->pools;
+    s->npools = r->npools;
+    s->leaks = r->live;
+    s->nleaks = r->nlive;
+    s->leaked_bytes = r->live_bytes;
+    s->leaked_count = r->live_count;
+    s->pynames = r->pynames;
+    s->syms.py = r->pynames;
+    s->syms.npy = r->npynames;
+    cf_snap_leave_out(s, r->held);
+}
+
+int cf_snap_take(struct cf_snap *s, const struct cf_snap_input *in)
 {
     memset(s, 0, sizeof *s);
-    s->interim = interim;
-    s->reason = reason;
-    s->top = top;
-    s->blocks = cf_opt_str(CF_OPT_BLOCKS);
-    cf_snap_identity(s);
-    if (!cf_rec_replaying) s->fork = *cf_lifecycle_fork_origin();
-    struct timespec deadline = cf_deadline_after_ms(CF_SNAP_LOCK_WAIT_MS);
-    if (!cf_rec_replaying) cf_snap_sample_final(s, &deadline);
-    struct cf_rec_read r;
-    if (cf_rec_read_until(&r, &deadline) != 0) return -1;
-    s->now_ns = cf_rec_replaying ? cf_snap_replay_end_ns : r.now_ns;
-    s->rec = r.rec;
-    s->sites = r.sites;
-    s->nsites = r.nsites;
-    s->pools = r.pools;
-    s->npools = r.npools;
-    s->leaks = r.live;
-    s->nleaks = r.nlive;
-    s->leaked_bytes = r.live_bytes;
-    s->leaked_count = r.live_count;
-    cf_snap_leave_out(s, r.held);
-
+    s->interim = in->interim;
+    s->replayed = in->replayed;
+    s->reason = in->reason;
+    s->top = in->top;
+    s->blocks = in->blocks;
+    s->fork = in->fork;
+    s->missing = in->missing;
+    s->driver_unusable = in->driver_unusable;
+    s->syms.resolver = in->resolver;
+    take_who(s, &in->who);
+    take_copy(s, &in->copy);
+    s->now_ns = in->now_ns;
     s->duration_s = s->now_ns > s->rec.start_ns ? (double)(s->now_ns - s->rec.start_ns) / 1e9 : 0;
-    cf_arena_get_stats_until(&s->arena, &s->shadow, &deadline);
-    if (s->arena.locked_out || s->shadow.locked_out) s->missing |= CF_SNAP_NO_ARENA;
-    if (cf_rec_replaying) s->arena = cf_snap_replay_arena;
-    if (!interim && !cf_rec_replaying) cf_report_trace_end(s);
+    s->arena = in->arena;
+    s->shadow = in->shadow;
     derive_devices(s);
     s->by_peak = malloc((s->nsites + 1) * sizeof *s->by_peak);
     s->by_calls = malloc((s->nsites + 1) * sizeof *s->by_calls);
@@ -218,9 +230,7 @@ int cf_snap_take(struct cf_snap *s, bool interim, const char *reason, unsigned t
     qsort(s->by_peak, s->nsites, sizeof *s->by_peak, by_peak_desc);
     qsort(s->by_calls, s->nsites, sizeof *s->by_calls, by_calls_desc);
     sort_ctx = NULL;
-    resolve_symbols(s);
-    if (cf_owners_compute(s) != 0) return -1;
-    return cf_findings_compute(s);
+    return 0;
 }
 
 uint64_t cf_snap_shadow_native(const struct cf_snap *s)
@@ -240,7 +250,8 @@ uint64_t cf_snap_shadow_left_out(const struct cf_snap *s)
 
 void cf_snap_free(struct cf_snap *s)
 {
-    struct cf_rec_read r = {.sites = s->sites, .pools = s->pools, .live = s->leaks};
+    struct cf_rec_read r = {
+        .sites = s->sites, .pools = s->pools, .live = s->leaks, .pynames = s->pynames};
     cf_rec_read_free(&r);
     free(s->by_peak);
     free(s->by_calls);
@@ -248,29 +259,6 @@ void cf_snap_free(struct cf_snap *s)
     cf_findings_free(s);
     cf_symtab_free(&s->syms);
     memset(s, 0, sizeof *s);
-}
-
-uint64_t cf_snap_replay_end_ns;
-struct cf_arena_stats cf_snap_replay_arena;
-struct cf_snap_who cf_snap_replay_who;
-
-void cf_snap_identity(struct cf_snap *s)
-{
-    extern char *program_invocation_name;
-    s->replayed = cf_rec_replaying;
-    if (s->replayed) {
-        snprintf(s->program, sizeof s->program, "%s", cf_snap_replay_who.program);
-        snprintf(s->rank, sizeof s->rank, "%s", cf_snap_replay_who.rank);
-        snprintf(s->host, sizeof s->host, "%s", cf_snap_replay_who.host);
-        s->pid = cf_snap_replay_who.pid;
-        snprintf(s->imported, sizeof s->imported, "%s", cf_snap_replay_who.imported);
-        return;
-    }
-    snprintf(s->program, sizeof s->program, "%s", program_invocation_name);
-    snprintf(s->rank, sizeof s->rank, "%s", cf_output_rank());
-    if (gethostname(s->host, sizeof s->host) != 0) s->host[0] = '\0';
-    s->host[sizeof s->host - 1] = '\0';
-    s->pid = (long)getpid();
 }
 
 const char *cf_snap_import_kind(const struct cf_snap *s)
@@ -297,8 +285,7 @@ void cf_snap_describe_program(const struct cf_snap *s, char *out, size_t n)
 
 const char *cf_snap_pool_name(const struct cf_snap *s, uint64_t handle)
 {
-    const struct cf_snap_who *w = &cf_snap_replay_who;
-    for (unsigned i = 0; s->replayed && i < w->npool_names; i++)
-        if (w->pool_names[i].handle == handle) return w->pool_names[i].name;
+    for (unsigned i = 0; i < s->npool_names; i++)
+        if (s->pool_names[i].handle == handle) return s->pool_names[i].name;
     return NULL;
 }

@@ -42,10 +42,39 @@ enum {
     CF_SNAP_STALE_COUNTERS = 128,   /* the threads' counters as last collected */
 };
 #define CF_SNAP_LOCK_WAIT_MS 1000
-/* Set while a report is written for a thread that a signal interrupted, maybe
- * inside the driver: the driver is not asked for a last sample, nor is the trace
- * ended (both take locks that thread may hold). */
-extern bool cf_snap_for_interrupted;
+
+/* Who the report is about: this process, or the one a trace came from. */
+#define CF_SNAP_POOL_NAMES 64
+struct cf_snap_who {
+    char program[512], rank[64], host[128];
+    long pid;          /* 0: unknown (an imported run) */
+    char imported[64]; /* the trace header's "imported"; "" traced */
+    struct cf_snap_pool_name {
+        uint64_t handle;
+        char name[160];
+    } pool_names[CF_SNAP_POOL_NAMES]; /* the trace header's "pool_name" */
+    unsigned npool_names;
+};
+
+/* Everything a snapshot is made from, gathered by its caller: in the process
+ * (report.c) from the record, the arena and the process itself; in `cudafrag
+ * report TRACE` (cli/replay.c) from the trace and the record it was applied to.
+ * The snapshot reads no global and calls nothing to get more. */
+struct cf_snap_input {
+    bool interim;
+    bool replayed;
+    const char *reason;
+    unsigned top;            /* rows per table (CUDAFRAG_TOP) */
+    const char *blocks;      /* CUDAFRAG_BLOCKS */
+    uint64_t now_ns;         /* the report's time */
+    struct cf_rec_read copy; /* the record's copy: the snapshot takes it over */
+    struct cf_arena_stats arena, shadow;
+    struct cf_snap_who who;
+    struct cf_fork_origin fork; /* what a forked child inherited; zero elsewhere */
+    unsigned missing;           /* CF_SNAP_*: left out before the copy */
+    bool driver_unusable;       /* a child forked after its parent used CUDA */
+    cf_sym_resolver resolver;   /* names of native frames; NULL: dladdr */
+};
 
 struct cf_snap {
     bool interim;
@@ -53,6 +82,8 @@ struct cf_snap {
     char program[512], rank[64], host[128];
     long pid;          /* 0: unknown (an imported run) */
     char imported[64]; /* what the trace was made from ("" traced): see cf_snap_describe_program */
+    struct cf_snap_pool_name pool_names[CF_SNAP_POOL_NAMES];
+    unsigned npool_names;
     const char *reason;
     unsigned missing;   /* CF_SNAP_NO_*; 0 in a complete report */
     const char *blocks; /* CUDAFRAG_BLOCKS: the framework switches of `run --blocks` */
@@ -63,7 +94,8 @@ struct cf_snap {
     unsigned nsites;
     struct cf_pool *pools;
     unsigned npools;
-    struct cf_live_group *leaks; /* live at report time by site, largest first */
+    struct cf_rec_pyname *pynames; /* the Python frames' names (the copy's) */
+    struct cf_live_group *leaks;   /* live at report time by site, largest first */
     unsigned nleaks;
     uint64_t leaked_bytes, leaked_count;
     struct cf_dev_view devs[CF_MAX_DEVICES];
@@ -92,8 +124,6 @@ struct cf_snap {
  * prefix; NULL when there is nothing to say. */
 const char *cf_snap_untraced_note(const struct cf_snap *s, char *out, size_t n);
 
-/* The program, pid, rank and host of this process (or, replaying, of the trace). */
-void cf_snap_identity(struct cf_snap *s);
 /* "PROGRAM (pid N, rank R)", what is unknown left out; an imported run's:
  * "imported from FILE (PyTorch memory snapshot)". */
 void cf_snap_describe_program(const struct cf_snap *s, char *out, size_t n);
@@ -103,25 +133,13 @@ const char *cf_snap_import_kind(const struct cf_snap *s);
 /* The name the trace gives a pool (an imported run's: what stands for
  * PyTorch's caching allocator), NULL when none. */
 const char *cf_snap_pool_name(const struct cf_snap *s, uint64_t handle);
-/* Set by the replaying command from the trace: the final report's time, the
- * arena's own figures, and the traced process's identity. */
-extern uint64_t cf_snap_replay_end_ns;
-extern struct cf_arena_stats cf_snap_replay_arena;
-#define CF_SNAP_POOL_NAMES 64
-extern struct cf_snap_who {
-    char program[512], rank[64], host[128];
-    long pid;
-    char imported[64]; /* the header's "imported" */
-    struct cf_snap_pool_name {
-        uint64_t handle;
-        char name[160];
-    } pool_names[CF_SNAP_POOL_NAMES]; /* the header's "pool_name" */
-    unsigned npool_names;
-} cf_snap_replay_who;
-
-/* Copies the record (taking and releasing the record locks), resolves symbols and
- * computes the findings. Returns 0, or -1 when memory ran out. */
-int cf_snap_take(struct cf_snap *s, bool interim, const char *reason, unsigned top);
+/* The snapshot of in (its copy taken over): what it left out, the devices'
+ * figures, the sites in order. Symbols, owners and findings are the caller's
+ * next steps (cf_snap_symbols, cf_owners_compute, cf_findings_compute).
+ * Returns 0, or -1 when memory ran out. */
+int cf_snap_take(struct cf_snap *s, const struct cf_snap_input *in);
+/* Names the frames of the sites the report shows or may name in a finding. */
+void cf_snap_symbols(struct cf_snap *s);
 void cf_snap_free(struct cf_snap *s);
 /* What the native run held for the allocations the shadow arena model replays:
  * the peak of their pages (or, without any, the peak footprint or granted bytes). */
@@ -131,9 +149,11 @@ uint64_t cf_snap_shadow_native(const struct cf_snap *s);
 uint64_t cf_snap_shadow_left_out(const struct cf_snap *s);
 
 /* ---- partial.c ---- */
-/* The final footprint sample, unless the driver or the locks it needs may be held
- * by the calling thread (the report runs inside a hook) or another one. */
-void cf_snap_sample_final(struct cf_snap *s, const struct timespec *deadline);
+/* The final footprint sample, unless the driver may be held by the calling
+ * thread (driver_held: the report runs inside a hook, or for a thread a signal
+ * interrupted) or the locks it needs by another one; noted in in. */
+void cf_snap_sample_final(struct cf_snap_input *in, bool driver_held,
+                          const struct timespec *deadline);
 /* After copying under the CF_REC_HELD_* locks held: forgets what was read without
  * its lock and notes in s->missing what is not there. */
 void cf_snap_leave_out(struct cf_snap *s, unsigned held);

@@ -133,18 +133,29 @@ static void resolve_dladdr(struct cf_sym *s)
         demangle(name, s->function, sizeof s->function);
 }
 
-cf_sym_resolver cf_symtab_resolver;
-
-void cf_sym_python(struct cf_sym *s)
+void cf_sym_python(struct cf_sym *s, const struct cf_pyframe *pf)
 {
-    struct cf_pyframe pf;
     s->python = true;
-    if (!cf_pyframe_get((uint32_t)CF_FRAME_OFFSET(s->addr), &pf)) return;
-    snprintf(s->function, sizeof s->function, "%s", pf.function);
+    if (pf == NULL) return;
+    snprintf(s->function, sizeof s->function, "%s", pf->function);
     /* The end of a long path is the part a reader needs. */
-    size_t len = strlen(pf.file), keep = sizeof s->file - 1;
-    snprintf(s->file, sizeof s->file, "%s", len > keep ? pf.file + len - keep : pf.file);
-    s->line = pf.line;
+    size_t len = strlen(pf->file), keep = sizeof s->file - 1;
+    snprintf(s->file, sizeof s->file, "%s", len > keep ? pf->file + len - keep : pf->file);
+    s->line = pf->line;
+}
+
+static int by_py_id(const void *key, const void *elem)
+{
+    uint32_t x = *(const uint32_t *)key, y = ((const struct cf_rec_pyname *)elem)->id;
+    return x < y ? -1 : x > y;
+}
+
+static const struct cf_pyframe *python_name(const struct cf_symtab *t, uintptr_t addr)
+{
+    uint32_t id = (uint32_t)CF_FRAME_OFFSET(addr);
+    const struct cf_rec_pyname *hit =
+        t->npy ? bsearch(&id, t->py, t->npy, sizeof *t->py, by_py_id) : NULL;
+    return hit ? &hit->frame : NULL;
 }
 
 /* Sorted, each address once. */
@@ -164,9 +175,9 @@ void cf_symtab_resolve(struct cf_symtab *t)
     for (unsigned i = 0; i < t->n; i++) {
         struct cf_sym *s = &t->syms[i];
         if (cf_frame_is_python(s->addr))
-            cf_sym_python(s);
-        else if (cf_symtab_resolver)
-            cf_symtab_resolver(s);
+            cf_sym_python(s, python_name(t, s->addr));
+        else if (t->resolver)
+            t->resolver(s);
         else
             resolve_dladdr(s);
         s->folded = cf_fold_frame(s);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "record/event.h"
+#include "record/read.h"
 
 struct cf_sym {
     uintptr_t addr;     /* return address as recorded */
@@ -39,20 +40,22 @@ static inline bool cf_frame_is_marker(uint64_t f)
     return cf_frame_is_python(f) && CF_FRAME_OFFSET(f) < CF_PY_FIRST_ID;
 }
 
+typedef void (*cf_sym_resolver)(struct cf_sym *s);
 struct cf_symtab {
     struct cf_sym *syms; /* sorted by addr */
     unsigned n, cap;
+    cf_sym_resolver resolver;       /* native frames; NULL: dladdr */
+    const struct cf_rec_pyname *py; /* Python frames' names, by id (the record's copy) */
+    unsigned npy;
 };
 
 /* Adds an address to resolve (duplicates are merged when resolving; markers
  * are not frames and are left out). */
 void cf_symtab_add(struct cf_symtab *t, uintptr_t addr);
-/* Resolves everything added: Python frames from the record's table, others with
- * cf_symtab_resolver when set, else dladdr; then marks the folded ones. */
-typedef void (*cf_sym_resolver)(struct cf_sym *s);
-extern cf_sym_resolver cf_symtab_resolver;
-/* Names a Python frame (s->addr) from the record's table of them. */
-void cf_sym_python(struct cf_sym *s);
+/* Names a Python frame (s->addr) as pf says (NULL: not known). */
+void cf_sym_python(struct cf_sym *s, const struct cf_pyframe *pf);
+/* Resolves everything added: Python frames from t->py, others with t->resolver
+ * when set, else dladdr; then marks the folded ones. */
 void cf_symtab_resolve(struct cf_symtab *t);
 const struct cf_sym *cf_symtab_find(const struct cf_symtab *t, uintptr_t addr);
 void cf_symtab_free(struct cf_symtab *t);
