@@ -46,30 +46,20 @@ bool cf_replay_dwarf = true;
 
 /* ---- the traced process's settings and identity ---- */
 
+/* The process's CUDAFRAG_* settings, not the command's own: from the defaults,
+ * each one the trace's header names (one a newer version knows is passed over). */
 static void adopt_settings(struct replay *r)
 {
-    extern char **environ;
     char value[4096];
-    /* The command's own CUDAFRAG_* must not change what the process decided. */
-    for (char **e = environ; e && *e;) {
-        if (strncmp(*e, "CUDAFRAG_", 9) == 0) {
-            char name[128];
-            snprintf(name, sizeof name, "%.*s", (int)strcspn(*e, "="), *e);
-            unsetenv(name);
-            e = environ;
-        } else {
-            e++;
-        }
-    }
+    cf_config_defaults();
     for (const char *p = cf_trace_header_next(&r->trace, "env", NULL, value, sizeof value); p;
          p = cf_trace_header_next(&r->trace, "env", p, value, sizeof value)) {
         char *eq = strchr(value, '=');
         if (eq == NULL) continue;
         *eq = '\0';
-        setenv(value, eq + 1, 1);
+        cf_opt_set(value, eq + 1);
     }
-    cf_rec_replaying = true;
-    cf_config_reload();
+    cf_rec_init_from_trace();
 }
 
 /* "pool_name=0xHANDLE NAME" lines: what the importer says a pool stands for. */
@@ -470,7 +460,7 @@ static void advise_blocks_event(const struct cf_event *e, void *ctx)
 {
     struct report_advise *r = ctx;
     if (!r->decided) {
-        const char *blocks = getenv("CUDAFRAG_BLOCKS");
+        const char *blocks = cf_opt_str(CF_OPT_BLOCKS);
         r->decided = true;
         if (blocks == NULL || blocks[0] == '\0') {
             cf_advise_free(r->a);

@@ -117,6 +117,13 @@ static int parse_one(const struct cf_option *o, const char *s, int idx)
     return -1;
 }
 
+static void warn_ignored(const struct cf_option *o, const char *value, const char *instead)
+{
+    char buf[96];
+    cf_log("ignoring %s=\"%.64s\": expected %s; using %s", o->name, value,
+           accepted(o, buf, sizeof buf), instead);
+}
+
 static void load_all(void)
 {
     for (int i = 0; i < CF_OPT_COUNT; i++) {
@@ -124,9 +131,9 @@ static void load_all(void)
         parse_one(o, o->def, i);
         const char *env = getenv(o->name);
         if (env == NULL || parse_one(o, env, i) == 0) continue;
-        char buf[96];
-        cf_log("ignoring %s=\"%.64s\": expected %s; using the default %s", o->name, env,
-               accepted(o, buf, sizeof buf), o->def);
+        char instead[96];
+        snprintf(instead, sizeof instead, "the default %s", o->def);
+        warn_ignored(o, env, instead);
         parse_one(o, o->def, i);
     }
 }
@@ -150,6 +157,67 @@ void cf_config_reload(void)
 {
     __atomic_store_n(&cf_config_loaded, 0, __ATOMIC_RELEASE);
     cf_config_load();
+}
+
+void cf_config_defaults(void)
+{
+    for (int i = 0; i < CF_OPT_COUNT; i++)
+        parse_one(&cf_options[i], cf_options[i].def, i);
+    __atomic_store_n(&cf_config_loaded, 2, __ATOMIC_RELEASE);
+}
+
+/* Strings cf_opt_set copied: kept, and reachable from here, for the life of the
+ * process (a saved value may still point at one). */
+struct kept_text {
+    struct kept_text *next;
+    char text[];
+};
+static struct kept_text *kept;
+
+static const char *keep(const char *value)
+{
+    size_t n = strlen(value) + 1;
+    struct kept_text *k = malloc(sizeof *k + n);
+    if (k == NULL) return NULL;
+    memcpy(k->text, value, n);
+    k->next = kept;
+    kept = k;
+    return k->text;
+}
+
+int cf_opt_set(const char *name, const char *value)
+{
+    cf_config_load();
+    for (int i = 0; i < CF_OPT_COUNT; i++) {
+        const struct cf_option *o = &cf_options[i];
+        if (strcmp(o->name, name) != 0) continue;
+        union cf_opt_value was = cf_opt_values[i];
+        const char *text = o->type == CF_STRING ? keep(value) : value;
+        if (text != NULL && parse_one(o, text, i) == 0) return 0;
+        cf_opt_values[i] = was;
+        if (text != NULL) warn_ignored(o, value, "the value it had");
+        return -1;
+    }
+    return -2;
+}
+
+struct cf_config_saved {
+    union cf_opt_value values[CF_OPT_COUNT];
+};
+
+struct cf_config_saved *cf_config_save(void)
+{
+    cf_config_load();
+    struct cf_config_saved *s = malloc(sizeof *s);
+    if (s) memcpy(s->values, cf_opt_values, sizeof s->values);
+    return s;
+}
+
+void cf_config_restore(struct cf_config_saved *saved)
+{
+    if (saved == NULL) return;
+    memcpy(cf_opt_values, saved->values, sizeof saved->values);
+    free(saved);
 }
 
 int64_t cf_opt_int(enum cf_opt_id id)

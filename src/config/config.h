@@ -98,6 +98,19 @@ void cf_config_load(void);
 /* Re-read after fork/exec-like changes of the environment (tests). */
 void cf_config_reload(void);
 
+/* The command's own settings, which are not its environment's (`cudafrag report
+ * TRACE` takes the traced process's). cf_config_defaults: every option at its
+ * default, the environment not read. cf_opt_set: the option of that name
+ * (CUDAFRAG_...) set as the environment would set it; 0, -1 when the value is
+ * not accepted (one warning naming the variable and what it accepts; the option
+ * keeps its value), -2 when no option has that name. A string value is copied.
+ * cf_config_save/restore: every option's value, around a temporary change. */
+void cf_config_defaults(void);
+int cf_opt_set(const char *name, const char *value);
+struct cf_config_saved;
+struct cf_config_saved *cf_config_save(void);          /* NULL: no memory */
+void cf_config_restore(struct cf_config_saved *saved); /* and frees it */
+
 /* Parsed values (strings point into the environment or the default literal), and
  * whether they are: 0 no, 1 in progress, 2 done. Read through the functions here;
  * cf_opt_bool is inline, as every intercepted call asks for CUDAFRAG_ENABLE. */

@@ -94,7 +94,7 @@ bool cf_apply_alloc(struct cf_event *e, struct cf_site *site)
     if (a->shadowed) cf_shadow_alloc(a->addr, a->requested, a->device < 0 ? 0 : a->device);
     uint64_t seq = 0;
     bool new_peak = cf_live_insert(a, site, pool, &seq);
-    if (!cf_rec_replaying) e->seq = seq;
+    e->seq = seq;
     return new_peak;
 }
 
@@ -105,7 +105,7 @@ void cf_apply_free(struct cf_event *e, struct cf_alloc *a)
     uint64_t now = e->t_ns;
     if (cf_api_info[api].kind == CF_KIND_GRAPH)
         __atomic_add_fetch(&cf_rec.graph.free_nodes, 1, __ATOMIC_RELAXED);
-    if (!cf_rec_replaying && e->seq == 0 && a) e->seq = a->seq;
+    if (e->seq == 0 && a) e->seq = a->seq;
     if (e->result != 0 || e->addr == 0) { /* freeing NULL is a valid no-op */
         if (a && a->shadowed) cf_shadow_alloc(a->addr, a->requested, a->device < 0 ? 0 : a->device);
         if (a) cf_live_restore(a, now);
@@ -193,6 +193,8 @@ static struct cf_site *site_by_id(uint32_t id)
     return id < sites_cap ? sites_by_id[id] : NULL;
 }
 
+/* A copy of the event is applied: the seq the tables give an ALLOC or FREE in the
+ * process is the copy's here, and the trace's stays as it was. */
 void cf_apply_event(const struct cf_event *ev)
 {
     struct cf_event e = *ev;

@@ -183,12 +183,19 @@ CF_HOT static bool apply_kind(struct cf_slot *f, struct cf_device_stats *d,
     return a->kind == CF_KIND_VMM || a->kind == CF_KIND_ARRAY;
 }
 
+static bool arena_followed; /* cf_fp_follow_arena */
+
+void cf_fp_follow_arena(bool on)
+{
+    arena_followed = on;
+}
+
 /* The arena maps before it hands a block out and unmaps after a free: read its
- * figure at each of its events (replays take it from the trace instead). */
+ * figure at each of its events (a trace's record takes it from the trace instead). */
 CF_HOT static void follow_arena(struct cf_device_stats *d, int device, const struct cf_alloc *a,
                                 uint64_t now)
 {
-    if (!a->arena || cf_rec_replaying) return;
+    if (!a->arena || !arena_followed) return;
     uint64_t mapped = cf_arena_mapped_now(device);
     if (mapped == d->arena_mapped) return;
     d->arena_mapped = mapped;

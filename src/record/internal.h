@@ -236,7 +236,10 @@ uint64_t cf_fp_series_locked(int device, enum cf_series series, int64_t value, u
 uint64_t cf_fp_meminfo(int device, uint64_t used, uint64_t total, uint64_t now);
 void cf_fp_lock_all(void); /* every slot */
 void cf_fp_unlock_all(void);
-void cf_fp_forget_sleepers(void);                           /* in a child after fork */
+void cf_fp_forget_sleepers(void); /* in a child after fork */
+/* At init: whether the arena's mapped bytes are read at its events (the process)
+ * or come as SERIES events (a trace). */
+void cf_fp_follow_arena(bool on);
 bool cf_fp_lock_all_until(const struct timespec *deadline); /* every device or none */
 
 /* ---- metrics.c: counters and histograms (per thread), distinct sizes ---- */

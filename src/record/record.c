@@ -12,20 +12,29 @@
 #include "base/meta_alloc.h"
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-bool cf_rec_ready; /* init_record has run: cf_rec_init is a load from then on */
+bool cf_rec_ready;      /* init_record has run: cf_rec_init is a load from then on */
+static bool from_trace; /* cf_rec_init_from_trace: the events come from a trace */
 
 static void init_record(void)
 {
     cf_config_load();
     cf_rec.start_ns = cf_now_ns();
     cf_stack_configure((int)cf_opt_int(CF_OPT_STACK_DEPTH));
-    if (!cf_rec_replaying) cf_stack_warm_up();
+    if (!from_trace) cf_stack_warm_up();
     cf_py_configure((int)cf_opt_int(CF_OPT_STACK_DEPTH), cf_opt_bool(CF_OPT_PYTHON_MEMORY));
     cf_sample_configure((uint64_t)cf_opt_int(CF_OPT_SAMPLE_MS) * 1000000u);
-    if (cf_opt_bool(CF_OPT_TRACE) && !cf_rec_replaying)
+    cf_fp_follow_arena(!from_trace);
+    if (cf_opt_bool(CF_OPT_TRACE) && !from_trace)
         cf_trace_init((uint64_t)cf_opt_int(CF_OPT_TRACE_FLUSH_MS));
     pthread_atfork(cf_rec_atfork_prepare, cf_rec_atfork_parent, cf_rec_atfork_child);
     __atomic_store_n(&cf_rec_ready, true, __ATOMIC_RELEASE);
+}
+
+void cf_rec_init_from_trace(void)
+{
+    from_trace = true;
+    cf_rec_init();
+    cf_fp_follow_arena(false); /* also where the command set the record up before */
 }
 
 void cf_rec_init_once(void)
@@ -190,7 +199,7 @@ void cf_rec_pool_trim(uint64_t pool)
 {
     cf_sample_pools_may_shrink();
     pool_event(CF_POOL_TRIM, pool, -1, 0, 0);
-    if (!cf_rec_replaying) cf_sample_pool_now(pool, -1);
+    cf_sample_pool_now(pool, -1);
 }
 
 void cf_rec_pool_freed(const struct cf_alloc *a, uint64_t stream)

@@ -373,8 +373,10 @@ bool cf_pyframe_get(uint32_t id, struct cf_pyframe *out);
 
 /* ---- replay: `cudafrag report TRACE` applies decoded events to the same tables ---- */
 struct cf_event;
-/* True in the replaying command: nothing asks the driver, nothing is traced. */
-extern bool cf_rec_replaying;
+/* The record of a trace, set up in the command before any other cf_rec_* call:
+ * as in the process, but nothing is unwound, traced or read from the arena (the
+ * trace's events carry it all). */
+void cf_rec_init_from_trace(void);
 /* Applies one event in seq order. SITE events must be applied first (any order
  * among themselves); an ALLOC naming an unknown site is recorded without one. */
 void cf_rec_apply_event(const struct cf_event *e);

@@ -6,8 +6,6 @@
 /* Aligned so that device 0's hot fields take two cache lines (record.h). */
 struct cf_record cf_rec __attribute__((aligned(64)));
 
-bool cf_rec_replaying;
-
 const struct cf_api_info cf_api_info[CF_API_COUNT] = {
 #define CF_API_ROW(id, kind, role) [CF_API_##id] = {#id, CF_KIND_##kind, #role[0]},
     CF_APIS(CF_API_ROW)

@@ -177,7 +177,7 @@ CF_HOT void cf_trace_emit(const struct cf_event *e)
 {
     struct tbuf *t = my_tbuf;
     if (CF_UNLIKELY(t == NULL)) {
-        if (!cf_trace_on() || cf_rec_replaying) return;
+        if (!cf_trace_on()) return;
         t = tbuf_get();
         if (t == NULL) return;
     }

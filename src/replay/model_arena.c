@@ -21,18 +21,13 @@
 #include "arena/shadow.h"
 #include "config/config.h"
 
-/* The settings the shadow reads, kept to be put back when the model ends. */
-static const char *const settings[] = {"CUDAFRAG_SHADOW", "CUDAFRAG_ARENA_SLACK",
-                                       "CUDAFRAG_ARENA_RESERVE"};
-#define NSETTINGS (sizeof settings / sizeof settings[0])
-
 struct arena_model {
     struct cf_rp_model m;
     uint64_t capacity;
     uint32_t nallocs;
     uint8_t *held;                             /* by id: the shadow took it */
     uint64_t overflow_pages, overflow_granted; /* allocations the arena could not place */
-    char *saved[NSETTINGS];
+    struct cf_config_saved *saved;             /* the command's settings, restored at the end */
 };
 
 #define PAGE ((uint64_t)2 << 20)
@@ -104,23 +99,11 @@ static int check(struct cf_rp_model *m)
            (s.live_now + a->overflow_granted != m->granted);
 }
 
-static void set_or_unset(const char *name, const char *value)
-{
-    if (value)
-        setenv(name, value, 1);
-    else
-        unsetenv(name);
-}
-
 static void destroy(struct cf_rp_model *m)
 {
     struct arena_model *a = (struct arena_model *)m;
     cf_shadow_reset();
-    for (unsigned i = 0; i < NSETTINGS; i++) {
-        set_or_unset(settings[i], a->saved[i]);
-        free(a->saved[i]);
-    }
-    cf_config_reload();
+    cf_config_restore(a->saved);
     free(a->held);
     free(a);
     running = false;
@@ -139,9 +122,12 @@ static struct cf_rp_model *create(const struct cf_rp_setup *st, const char **why
         *why = "out of memory";
         return NULL;
     }
-    for (unsigned i = 0; i < NSETTINGS; i++) {
-        const char *v = getenv(settings[i]);
-        a->saved[i] = v ? strdup(v) : NULL;
+    a->saved = cf_config_save();
+    if (a->saved == NULL) {
+        free(a->held);
+        free(a);
+        *why = "out of memory";
+        return NULL;
     }
     running = true;
     a->m.def = &cf_rp_model_arena;
@@ -151,10 +137,9 @@ static struct cf_rp_model *create(const struct cf_rp_setup *st, const char **why
     snprintf(slack, sizeof slack, "%llu", (unsigned long long)st->knob[0].u);
     snprintf(reserve, sizeof reserve, "%llu",
              st->device_memory == CF_RP_UNLIMITED ? 0ull : (unsigned long long)st->device_memory);
-    setenv("CUDAFRAG_SHADOW", "1", 1);
-    setenv("CUDAFRAG_ARENA_SLACK", slack, 1);
-    setenv("CUDAFRAG_ARENA_RESERVE", reserve, 1);
-    cf_config_reload();
+    cf_opt_set("CUDAFRAG_SHADOW", "1");
+    cf_opt_set("CUDAFRAG_ARENA_SLACK", slack);
+    cf_opt_set("CUDAFRAG_ARENA_RESERVE", reserve);
     cf_shadow_reset();
     return &a->m;
 }
