@@ -1,6 +1,6 @@
-/* When reports are written. The constructor of libcudafrag.so loads the options,
- * starts the record, and arranges for the final report at every way out of the
- * process: exit() (atexit), _exit()/_Exit() and exec (the interposers in
+/* When reports are written. Started by the constructor of libcudafrag.so
+ * (hook/start.c): starts the record and arranges for the final report at every
+ * way out of the process: exit() (atexit), _exit()/_Exit() and exec (the interposers in
  * hook/lifecycle.c call in here), fatal signals (a short summary, see crash.c).
  * SIGUSR1 asks for an interim report once the program made a CUDA call.
  *
@@ -9,9 +9,7 @@
  * own initialization, later. atexit handlers run in reverse order, so the
  * runtime's teardown runs first: what it frees is counted as freed before the
  * report, and whatever is still live when the report is written is a leak. */
-#include <dlfcn.h>
 #include <errno.h>
-#include <link.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
@@ -239,76 +237,8 @@ static void child_after_fork(void)
     if (reporter_running) start_reporter();
 }
 
-static bool preload_entry_is_us(const char *entry, size_t len, const char *self)
+void cf_lifecycle_start(void)
 {
-    const char *base = entry;
-    for (size_t i = 0; i < len; i++)
-        if (entry[i] == '/') base = entry + i + 1;
-    size_t blen = len - (size_t)(base - entry);
-    if (blen >= 14 && strncmp(base, "libcudafrag.so", 14) == 0) return true;
-    return self && strlen(self) == len && strncmp(entry, self, len) == 0;
-}
-
-int cf_preload_without(const char *preload, const char *self, char *out, size_t n)
-{
-    size_t len = 0;
-    out[0] = '\0';
-    for (const char *p = preload; *p;) {
-        while (*p == ':' || *p == ' ')
-            p++;
-        const char *end = p;
-        while (*end && *end != ':' && *end != ' ')
-            end++;
-        size_t elen = (size_t)(end - p);
-        if (elen && !preload_entry_is_us(p, elen, self)) {
-            if (len + elen + 2 > n) return -1;
-            if (len) out[len++] = ':';
-            memcpy(out + len, p, elen);
-            len += elen;
-            out[len] = '\0';
-        }
-        p = end;
-    }
-    return 0;
-}
-
-/* CUDAFRAG_CHILDREN=0: programs this one execs must not load us. Done in the
- * constructor, before the program can start threads (setenv is not thread-safe). */
-static void drop_from_preload(const char *self)
-{
-    const char *preload = getenv("LD_PRELOAD");
-    if (preload == NULL) return;
-    size_t n = strlen(preload) + 1;
-    char *out = malloc(n);
-    if (out == NULL) return;
-    if (cf_preload_without(preload, self, out, n) == 0) {
-        if (out[0])
-            setenv("LD_PRELOAD", out, 1);
-        else
-            unsetenv("LD_PRELOAD");
-    }
-    free(out);
-}
-
-/* The core archive is also linked into test programs; the lifecycle belongs to
- * the shared library only (the main program's link map has an empty name). */
-static bool in_shared_object(const char **path)
-{
-    Dl_info di;
-    struct link_map *lm = NULL;
-    if (dladdr1((void *)&in_shared_object, &di, (void **)&lm, RTLD_DL_LINKMAP) == 0 || lm == NULL)
-        return false;
-    *path = lm->l_name;
-    return lm->l_name && lm->l_name[0];
-}
-
-__attribute__((constructor)) static void cf_lifecycle_start(void)
-{
-    const char *self = NULL;
-    if (!in_shared_object(&self)) return;
-    cf_config_load();
-    if (!cf_opt_bool(CF_OPT_ENABLE)) return;
-    if (!cf_opt_bool(CF_OPT_CHILDREN)) drop_from_preload(self);
     cf_rec_init();
     cf_report_trace_open();
     owner_pid = getpid();

@@ -1,4 +1,4 @@
-/* Process lifecycle of the preloaded library (constructor, exit paths, signals). */
+/* Process lifecycle of the preloaded library (its start, exit paths, signals). */
 #ifndef CF_REPORT_LIFECYCLE_H
 #define CF_REPORT_LIFECYCLE_H
 
@@ -6,10 +6,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* LD_PRELOAD without libcudafrag: entries are separated by ':' or ' ' and an entry
- * is ours when its basename starts with "libcudafrag.so" or it equals self (may be
- * NULL). Writes the rest, ':'-separated, to out; -1 if n is too small. */
-int cf_preload_without(const char *preload, const char *self, char *out, size_t n);
+/* From the library's constructor (hook/start.c), the options loaded and
+ * CUDAFRAG_ENABLE on: the record and the trace started, the final report armed
+ * at exit and fork, the reporting thread and the crash handlers installed. */
+void cf_lifecycle_start(void);
 
 /* For the interposers of process exits and execs (hook/lifecycle.c). */
 /* _exit/_Exit (how names it): the final report, or in a signal handler the summary. */
