@@ -15,6 +15,7 @@
 #include "cli/views.h"
 #include "report/format.h"
 #include "report/json_write.h"
+#include "report/oom.h"
 #include "report/strbuf.h"
 
 #define TOP_SITES 20
@@ -210,6 +211,57 @@ static void text_devices(FILE *o, const struct rank *r, unsigned n)
         }
 }
 
+/* The rank whose first out-of-memory failure came first on the wall clock;
+ * NULL when no rank failed or none says when (reports older than the time). */
+static const struct rank *first_oom(const struct rank *r, unsigned n)
+{
+    const struct rank *first = NULL;
+    for (unsigned i = 0; i < n; i++)
+        if (r[i].v.ooms && !isnan(r[i].v.oom_first_unix_s) &&
+            (first == NULL || r[i].v.oom_first_unix_s < first->v.oom_first_unix_s))
+            first = &r[i];
+    return first;
+}
+
+static const char *recovery(int recovered)
+{
+    return recovered == 1 ? "; recovered" : recovered == 0 ? "; did not recover" : "";
+}
+
+/* Which rank ran out of memory first, and each failing rank's time: in a job
+ * the first one is the cause, the others often wait on it and fail after. */
+static void text_oom(FILE *o, const struct rank *r, unsigned n)
+{
+    unsigned failed = 0;
+    for (unsigned i = 0; i < n; i++)
+        failed += r[i].v.ooms > 0;
+    if (failed == 0) return;
+    const struct rank *top = first_oom(r, n);
+    char w[48];
+    fprintf(o, "\nout of memory: %u of %u ranks", failed, n);
+    if (top)
+        fprintf(o, "; rank %s failed first, at %s\n", top->v.rank,
+                cf_fmt_wall(top->v.oom_first_unix_s, w, sizeof w));
+    else
+        fprintf(o, "; which failed first is unknown (the reports do not give the wall clock)\n");
+    for (unsigned i = 0; i < n; i++) {
+        const struct cf_view *v = &r[i].v;
+        if (v->ooms == 0) continue;
+        char t[32];
+        fprintf(o, "  rank %s: %" PRIu64 " failed allocation%s, first at +%s", v->rank, v->ooms,
+                v->ooms == 1 ? "" : "s", cf_fmt_secs(v->oom_first_at_s, t, sizeof t));
+        if (!isnan(v->oom_first_unix_s)) {
+            fprintf(o, " (%s", cf_fmt_wall(v->oom_first_unix_s, w, sizeof w));
+            if (top && top != &r[i])
+                fprintf(o, ", %.3f s after rank %s", v->oom_first_unix_s - top->v.oom_first_unix_s,
+                        top->v.rank);
+            fputs(")", o);
+        }
+        fprintf(o, "%s%s\n", recovery(v->oom_recovered),
+                v->at_oom ? " (the report written at the failure)" : "");
+    }
+}
+
 static void text_out(FILE *o, const struct rank *r, unsigned n, const struct msite *m, unsigned nm)
 {
     char a[32], b[32], c[32], d[32];
@@ -231,6 +283,7 @@ static void text_out(FILE *o, const struct rank *r, unsigned n, const struct msi
     const struct rank *top = peak_rank(r, n, &ratio);
     fprintf(o, "\npeak: rank %s, device %d, footprint %s (%.2fx the mean over ranks)\n",
             top->v.rank, top->max_dev, cf_fmt_bytes(top->max_dev_fp, a, sizeof a), ratio);
+    text_oom(o, r, n);
     fprintf(o, "\n-- call sites by peak live bytes summed over ranks --\n");
     for (unsigned i = 0; i < nm && i < TOP_SITES; i++)
         fprintf(o, "  %11s  %u ranks, most on rank %s (%s)  %s\n",
@@ -249,6 +302,20 @@ static void json_dev(struct cf_jw *j, const struct cf_view_dev *d)
     cf_jw_u64(j, "allocs", d->allocs);
     cf_jw_u64(j, "frees", d->frees);
     cf_jw_num(j, "fragmentation", d->frag);
+    cf_jw_obj_end(j);
+}
+
+static void json_oom(struct cf_jw *j, const struct cf_view *v)
+{
+    cf_jw_obj(j, "oom");
+    cf_jw_u64(j, "count", v->ooms);
+    cf_jw_num(j, "first_at_s", v->ooms ? v->oom_first_at_s : NAN);
+    cf_jw_fixed(j, "first_unix_s", v->ooms ? v->oom_first_unix_s : NAN, 6);
+    if (v->ooms && v->oom_recovered >= 0)
+        cf_jw_bool(j, "recovered", v->oom_recovered == 1);
+    else
+        cf_jw_null(j, "recovered");
+    cf_jw_bool(j, "report_at_failure", v->at_oom);
     cf_jw_obj_end(j);
 }
 
@@ -274,6 +341,7 @@ static void json_rank(struct cf_jw *j, const struct rank *r)
     cf_jw_u64(j, "medium", r->sev[1]);
     cf_jw_u64(j, "low", r->sev[2]);
     cf_jw_obj_end(j);
+    json_oom(j, &r->v);
     cf_jw_obj_end(j);
 }
 
@@ -300,6 +368,15 @@ static void json_totals(struct cf_jw *j, const struct rank *r, unsigned n)
     cf_jw_u64(j, "peak_footprint_bytes", top->max_dev_fp);
     cf_jw_num(j, "over_mean", ratio);
     cf_jw_obj_end(j);
+    const struct rank *oom = first_oom(r, n);
+    if (oom) {
+        cf_jw_obj(j, "first_oom");
+        cf_jw_str(j, "rank", oom->v.rank);
+        cf_jw_fixed(j, "first_unix_s", oom->v.oom_first_unix_s, 6);
+        cf_jw_obj_end(j);
+    } else {
+        cf_jw_null(j, "first_oom");
+    }
 }
 
 static void json_out(FILE *o, const struct rank *r, unsigned n, const struct msite *m, unsigned nm)

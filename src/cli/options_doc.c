@@ -16,6 +16,8 @@ static const char *type_name(const struct cf_option *o, char *buf, size_t n)
         return "size";
     case CF_STRING:
         return "string";
+    case CF_CHOICE:
+        return cf_opt_choices((enum cf_opt_id)(o - cf_options));
     }
     return "?";
 }
@@ -69,10 +71,12 @@ void cf_print_options_markdown(FILE *out)
     for (int i = 0; i < CF_OPT_COUNT; i++) {
         const struct cf_option *o = &cf_options[i];
         /* An empty code span does not render: an empty default is said in words. */
+        fprintf(out, "| `%s` | ", o->name);
+        cell(out, type_name(o, buf, sizeof buf)); /* a choice's words are '|'-separated */
         if (o->def[0])
-            fprintf(out, "| `%s` | %s | `%s` | ", o->name, type_name(o, buf, sizeof buf), o->def);
+            fprintf(out, " | `%s` | ", o->def);
         else
-            fprintf(out, "| `%s` | %s | (empty) | ", o->name, type_name(o, buf, sizeof buf));
+            fputs(" | (empty) | ", out);
         cell(out, o->doc);
         fputs(" |\n", out);
     }

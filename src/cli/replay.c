@@ -93,6 +93,12 @@ static void adopt_identity(struct replay *r)
     cf_rec_init();
     if (cf_trace_header_next(&r->trace, "start_ns", NULL, value, sizeof value))
         cf_rec.start_ns = strtoull(value, NULL, 10);
+    char mono[32];
+    if (cf_trace_header_next(&r->trace, "realtime_base_ns", NULL, value, sizeof value) &&
+        cf_trace_header_next(&r->trace, "monotonic_base_ns", NULL, mono, sizeof mono)) {
+        w->realtime_base_ns = strtoull(value, NULL, 10);
+        w->monotonic_base_ns = strtoull(mono, NULL, 10);
+    }
 }
 
 /* ---- first pass: sites, modules, the END event ---- */

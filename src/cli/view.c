@@ -214,6 +214,16 @@ static void devices(struct cf_view *v, const struct cf_json *j, const struct cf_
     }
 }
 
+static void oom(struct cf_view *v, const struct cf_json *j, const struct cf_jnode *r)
+{
+    const struct cf_jnode *o = cf_json_get(j, r, "oom"), *rec = cf_json_get(j, o, "recovered");
+    const struct cf_jnode *at = cf_json_get(j, o, "report_at_failure");
+    v->oom_first_at_s = cf_json_num(cf_json_get(j, o, "first_at_s"), NAN);
+    v->oom_first_unix_s = cf_json_num(cf_json_get(j, o, "first_unix_s"), NAN);
+    v->oom_recovered = rec && rec->type == CF_J_TRUE ? 1 : rec && rec->type == CF_J_FALSE ? 0 : -1;
+    v->at_oom = at && at->type == CF_J_TRUE;
+}
+
 static int from_json(struct cf_view *v, const struct cf_json *j)
 {
     const struct cf_jnode *r = cf_json_root(j), *p = cf_json_get(j, r, "program");
@@ -238,6 +248,7 @@ static int from_json(struct cf_view *v, const struct cf_json *j)
         cf_json_num(cf_json_get(j, cf_json_get(j, r, "fragmentation"), "internal_waste"), NAN);
     const struct cf_jnode *ooms = cf_json_get(j, r, "ooms");
     v->ooms = (ooms ? ooms->count : 0) + u64_of(j, r, "ooms_dropped");
+    oom(v, j, r);
     devices(v, j, r);
     sites(v, j, r);
     findings(v, j, r);

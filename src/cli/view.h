@@ -42,6 +42,12 @@ struct cf_view {
     unsigned ndevs;
     uint64_t allocs, frees, alloc_bytes, peak_live, peak_footprint, leaked_bytes, leaked_count;
     uint64_t ooms;
+    /* The report's "oom" object: the first failure since the start and on the
+     * wall clock (NAN: unknown, an older report), whether the program allocated
+     * again after it (-1: unknown), and whether this is the report written at it. */
+    double oom_first_at_s, oom_first_unix_s;
+    int oom_recovered;
+    bool at_oom;
     double frag, internal_waste; /* NAN: unknown */
     struct cf_view_site *sites;  /* merged by key */
     unsigned nsites, sites_cap;

@@ -12,6 +12,7 @@
 #include "cli/view.h"
 #include "report/fold.h"
 #include "report/json_write.h"
+#include "report/oom.h"
 #include "report/snapshot.h"
 #include "report/strbuf.h"
 #include "base/log.h"
@@ -116,6 +117,16 @@ static void head(struct cf_jw *j, const struct cf_snap *s)
     cf_jw_arr_end(j);
     cf_jw_u64(j, "ooms_dropped", s->rec.ooms_dropped);
     cf_jw_u64(j, "site_count", s->nsites);
+    struct cf_oom_summary sum;
+    cf_snap_oom_summary(s, &sum);
+    cf_jw_obj(j, "oom");
+    cf_jw_num(j, "first_at_s", sum.first ? sum.first_at_s : NAN);
+    cf_jw_fixed(j, "first_unix_s", sum.first_unix_s, 6);
+    if (sum.first && sum.recovered >= 0)
+        cf_jw_bool(j, "recovered", sum.recovered == 1);
+    else
+        cf_jw_null(j, "recovered");
+    cf_jw_obj_end(j);
 }
 
 static void body(struct cf_jw *j, const struct cf_snap *s)

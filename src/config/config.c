@@ -85,6 +85,43 @@ int cf_parse_size(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
     return 0;
 }
 
+int cf_parse_choice(const char *s, const char *words, int64_t *out)
+{
+    size_t n = strlen(s);
+    int64_t i = 0;
+    for (const char *w = words; *w; i++) {
+        size_t len = strcspn(w, "|");
+        if (len == n && n > 0 && strncasecmp(s, w, n) == 0) return *out = i, 0;
+        w += len + (w[len] == '|');
+    }
+    return -1;
+}
+
+const char *cf_opt_choices(enum cf_opt_id id)
+{
+    switch (id) {
+#define CF_CHOICE_CASE(oid, words)                                                                 \
+    case CF_OPT_##oid:                                                                             \
+        return words;
+        CF_CHOICES(CF_CHOICE_CASE)
+#undef CF_CHOICE_CASE
+    default:
+        return NULL;
+    }
+}
+
+/* "one of off, report, trace" */
+static const char *one_of(const char *words, char *buf, size_t n)
+{
+    size_t len = (size_t)snprintf(buf, n, "one of ");
+    for (const char *w = words; *w && len < n;) {
+        size_t k = strcspn(w, "|");
+        len += (size_t)snprintf(buf + len, n - len, "%s%.*s", w == words ? "" : ", ", (int)k, w);
+        w += k + (w[k] == '|');
+    }
+    return buf;
+}
+
 static const char *accepted(const struct cf_option *o, char *buf, size_t n)
 {
     switch (o->type) {
@@ -96,6 +133,8 @@ static const char *accepted(const struct cf_option *o, char *buf, size_t n)
         return buf;
     case CF_SIZE:
         return "a byte count with an optional K, M, G or T suffix";
+    case CF_CHOICE:
+        return one_of(cf_opt_choices((enum cf_opt_id)(o - cf_options)), buf, n);
     default:
         return "any text";
     }
@@ -113,6 +152,8 @@ static int parse_one(const struct cf_option *o, const char *s, int idx)
     case CF_STRING:
         cf_opt_values[idx].s = s;
         return 0;
+    case CF_CHOICE:
+        return cf_parse_choice(s, cf_opt_choices((enum cf_opt_id)idx), &cf_opt_values[idx].i);
     }
     return -1;
 }
@@ -224,6 +265,11 @@ int64_t cf_opt_int(enum cf_opt_id id)
 {
     cf_config_load();
     return cf_opt_values[id].i;
+}
+int cf_opt_choice(enum cf_opt_id id)
+{
+    cf_config_load();
+    return (int)cf_opt_values[id].i;
 }
 uint64_t cf_opt_size(enum cf_opt_id id)
 {

@@ -8,9 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum cf_opt_type { CF_BOOL, CF_INT, CF_SIZE, CF_STRING };
+enum cf_opt_type { CF_BOOL, CF_INT, CF_SIZE, CF_STRING, CF_CHOICE };
 
-/* X(id, NAME, type, default, min, max, doc) -- min/max bound CF_INT and CF_SIZE. */
+/* X(id, NAME, type, default, min, max, doc) -- min/max bound CF_INT and CF_SIZE; a
+ * CF_CHOICE knob's words are in CF_CHOICES below. */
 // clang-format off
 #define CF_OPTIONS(X)                                                                              \
     X(ENABLE, "CUDAFRAG_ENABLE", CF_BOOL, "1", 0, 1,                                               \
@@ -72,8 +73,17 @@ enum cf_opt_type { CF_BOOL, CF_INT, CF_SIZE, CF_STRING };
     X(BLOCKS, "CUDAFRAG_BLOCKS", CF_STRING, "", 0, 0,                                              \
       "Set by `cudafrag run --blocks`: the framework allocator switches in effect for "           \
       "block-level capture, separated by '; ' (docs/replay.md). Shown in the report's header "    \
-      "and kept in the trace; it changes nothing itself.")
+      "and kept in the trace; it changes nothing itself.")                                       \
+    X(ON_OOM, "CUDAFRAG_ON_OOM", CF_CHOICE, "off", 0, 0,                                           \
+      "At the first allocation that fails for memory: 'report' writes an interim report to "      \
+      "<output>.oom.txt and .oom.json (who held the memory, the failed request) before the "      \
+      "call returns; 'trace' also flushes the trace to disk; later failures are only counted.")
 // clang-format on
+
+/* The words a CF_CHOICE knob accepts, '|'-separated, in the order of its enum: its
+ * value is the index of the word given (cf_opt_choice). */
+#define CF_CHOICES(X) X(ON_OOM, "off|report|trace")
+enum cf_on_oom { CF_ON_OOM_OFF, CF_ON_OOM_REPORT, CF_ON_OOM_TRACE };
 
 enum cf_opt_id {
 #define CF_OPT_ENUM(id, name, type, def, lo, hi, doc) CF_OPT_##id,
@@ -132,6 +142,9 @@ static inline bool cf_opt_bool(enum cf_opt_id id)
 int64_t cf_opt_int(enum cf_opt_id id);
 uint64_t cf_opt_size(enum cf_opt_id id);
 const char *cf_opt_str(enum cf_opt_id id);
+int cf_opt_choice(enum cf_opt_id id);
+/* A CF_CHOICE knob's words ("off|report|trace"), NULL for any other knob. */
+const char *cf_opt_choices(enum cf_opt_id id);
 
 /* The items of a '; '-separated list knob (CUDAFRAG_BLOCKS), one per call:
  * copies the next item, trimmed, into item and returns where to continue, or
@@ -142,5 +155,7 @@ const char *cf_opt_item(const char *p, char *item, size_t n);
 int cf_parse_bool(const char *s, bool *out);
 int cf_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out);
 int cf_parse_size(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
+/* s among the '|'-separated words (case-insensitive): *out is its index. */
+int cf_parse_choice(const char *s, const char *words, int64_t *out);
 
 #endif

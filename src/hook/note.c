@@ -7,6 +7,7 @@
 #include "hook/guard.h"
 #include "base/real.h"
 #include "base/log.h"
+#include "report/lifecycle.h"
 
 CUresult cf_missing_driver(const char *name)
 {
@@ -29,6 +30,8 @@ static void record(struct cf_alloc_info *ai)
     if (ai->result != 0) ai->addr = 0;
     if (ai->device < 0) ai->device = cf_current_device();
     cf_rec_alloc(ai);
+    /* Recorded first, so the OOM report has this failure; no lock is held here. */
+    if (CF_UNLIKELY(ai->oom && ai->result != 0)) cf_lifecycle_oom();
 }
 
 static void note_alloc(enum cf_api api, uint64_t addr, uint64_t requested, uint64_t granted,

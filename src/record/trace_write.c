@@ -255,6 +255,19 @@ void cf_trace_finish(struct cf_trace_totals *totals)
                                            .partial = !whole};
 }
 
+/* Every thread's buffered events to the file now, and the file to the disk, while
+ * tracing goes on: a process that dies next keeps its trace up to here. */
+bool cf_trace_sync(void)
+{
+    if (!writing()) return false;
+    cf_trace_collect_partial();
+    drain();
+    pthread_mutex_lock(&file_lock);
+    bool ok = fd >= 0 && fdatasync(fd) == 0;
+    pthread_mutex_unlock(&file_lock);
+    return ok;
+}
+
 /* A child forked after tracing began must not write into its parent's file: what
  * the parent buffered is dropped, and the trace waits (buffering) for the child's
  * own cf_trace_open, or cf_trace_finish. The parent's other threads, its writer

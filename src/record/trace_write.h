@@ -25,6 +25,9 @@ struct cf_trace_totals {
 };
 /* Flushes everything; events after this are not traced. */
 void cf_trace_finish(struct cf_trace_totals *totals);
+/* Writes what the threads buffered so far and syncs the file (fdatasync); false
+ * when tracing is not writing or the sync failed. */
+bool cf_trace_sync(void);
 /* In a forked child: the parent's buffered events and file are dropped; tracing,
  * if it was on, waits for the child's own cf_trace_open (or cf_trace_finish). */
 void cf_trace_after_fork_child(void);

@@ -2,7 +2,8 @@
  * (hook/start.c): starts the record and arranges for the final report at every
  * way out of the process: exit() (atexit), _exit()/_Exit() and exec (the interposers in
  * hook/lifecycle.c call in here), fatal signals (a short summary, see crash.c).
- * SIGUSR1 asks for an interim report once the program made a CUDA call.
+ * SIGUSR1 asks for an interim report once the program made a CUDA call; with
+ * CUDAFRAG_ON_OOM, so does the first allocation that fails for memory.
  *
  * Order at exit: our atexit handler is registered in the constructor, before the
  * program's first CUDA call, while the CUDA runtime registers its teardown at its
@@ -46,6 +47,14 @@ static struct {
 } handoff;
 
 #define HANDOFF_WAIT_MS 5000
+
+/* The report at the first out-of-memory failure, written by the reporting thread
+ * while the failing call waits for it (at most OOM_WAIT_MS): the program may
+ * die of the failure as soon as the call returns. */
+#define OOM_WAIT_MS 10000
+static int oom_claimed;   /* the first failure was seen: later ones are only counted */
+static int oom_requested; /* the reporting thread has an OOM report to write */
+static sem_t oom_done;
 
 static bool maybe_in_signal_handler(void);
 
@@ -118,6 +127,21 @@ static void on_usr1(int sig)
     errno = saved;
 }
 
+/* In the reporting thread: the trace first (quick, and what a killed process
+ * most needs), then the report. */
+static void write_oom_report(void)
+{
+    if (cf_opt_choice(CF_OPT_ON_OOM) == CF_ON_OOM_TRACE) {
+        if (!cf_trace_on())
+            cf_log(
+                "CUDAFRAG_ON_OOM=trace: no trace is being written (CUDAFRAG_TRACE=1 writes one)");
+        else if (!cf_trace_sync())
+            cf_log("the trace could not be flushed to disk at the out-of-memory failure");
+    }
+    cf_report_at_oom();
+    sem_post(&oom_done);
+}
+
 static void *reporter(void *arg)
 {
     for (;;) {
@@ -126,6 +150,8 @@ static void *reporter(void *arg)
         if (__atomic_exchange_n(&handoff.requested, 0, __ATOMIC_ACQ_REL)) {
             cf_report_write_final(handoff.tag, handoff.reason, true);
             sem_post(&final_done);
+        } else if (__atomic_exchange_n(&oom_requested, 0, __ATOMIC_ACQ_REL)) {
+            write_oom_report();
         } else {
             cf_report_interim("SIGUSR1");
         }
@@ -144,6 +170,7 @@ static void start_reporter(void)
     pthread_attr_t attr;
     sem_init(&reporter_wanted, 0, 0);
     sem_init(&final_done, 0, 0);
+    sem_init(&oom_done, 0, 0);
     sigfillset(&all);
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -185,6 +212,37 @@ void cf_lifecycle_first_call(void)
     if (__atomic_exchange_n(&call_seen, true, __ATOMIC_ACQ_REL)) return;
     int saved = errno;
     if (__atomic_load_n(&active, __ATOMIC_ACQUIRE)) arm_usr1();
+    errno = saved;
+}
+
+/* Called by the hooks after an allocation failed for memory, with no lock of
+ * cudafrag's held. The first one in the process has the report written by the
+ * reporting thread and waits for it, a bounded time; errno is the caller's. */
+void cf_lifecycle_oom(void)
+{
+    if (!__atomic_load_n(&active, __ATOMIC_ACQUIRE) ||
+        cf_opt_choice(CF_OPT_ON_OOM) == CF_ON_OOM_OFF || getpid() != owner_pid ||
+        __atomic_exchange_n(&oom_claimed, 1, __ATOMIC_ACQ_REL))
+        return;
+    int saved = errno;
+    /* In a signal handler too: the wait is bounded, and only it runs here. */
+    if (!reporter_running || cf_report_writing_here()) {
+        cf_log("out of memory: no report written (%s)",
+               reporter_running ? "the failure came while this thread wrote a report"
+                                : "the reporting thread could not be started");
+        errno = saved;
+        return;
+    }
+    __atomic_store_n(&oom_requested, 1, __ATOMIC_RELEASE);
+    sem_post(&reporter_wanted);
+    struct timespec deadline = cf_deadline_after_ms(OOM_WAIT_MS);
+    int rc;
+    while ((rc = sem_timedwait(&oom_done, &deadline)) != 0 && errno == EINTR) {
+    }
+    if (rc != 0)
+        cf_log("out of memory: the report was not finished within %d s; the program goes on "
+               "(the report may still be written)",
+               OOM_WAIT_MS / 1000);
     errno = saved;
 }
 
@@ -234,6 +292,8 @@ static void child_after_fork(void)
     note_origin(parent);
     /* Threads do not survive fork: the child needs its own reporter. */
     handoff.requested = 0;
+    oom_requested = 0;
+    oom_claimed = 0;
     if (reporter_running) start_reporter();
 }
 

@@ -30,6 +30,10 @@ struct cf_fork_origin {
     int trace; /* enum cf_child_trace (report/trace_out.h) */
 };
 const struct cf_fork_origin *cf_lifecycle_fork_origin(void);
+/* An allocation failed for memory: the first one writes the OOM report
+ * (CUDAFRAG_ON_OOM) and returns when it is written, or after 10 s. Call with no
+ * lock of cudafrag's held; errno is kept. */
+void cf_lifecycle_oom(void);
 /* Called by the hooks until one call got here: the program uses CUDA. */
 void cf_lifecycle_first_call(void);
 

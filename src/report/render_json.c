@@ -7,6 +7,7 @@
 #include "config/config.h"
 #include "report/cuda_errors.h"
 #include "report/json_write.h"
+#include "report/oom.h"
 #include "report/outpath.h"
 #include "report/render.h"
 
@@ -408,6 +409,48 @@ static void ooms(struct cf_jw *j, const struct cf_snap *s)
     cf_jw_u64(j, "ooms_dropped", s->rec.ooms_dropped);
 }
 
+/* The failures in brief. failed_request is the first (the OOM report's own);
+ * top_holders, what was live by call site, only in the OOM report. */
+static void oom_summary(struct cf_jw *j, const struct cf_snap *s)
+{
+    struct cf_oom_summary sum;
+    cf_snap_oom_summary(s, &sum);
+    const struct cf_oom *e = sum.first;
+    cf_jw_obj(j, "oom");
+    cf_jw_u64(j, "count", sum.count);
+    cf_jw_bool(j, "report_at_failure", s->at_oom);
+    cf_jw_num(j, "first_at_s", e ? sum.first_at_s : NAN);
+    cf_jw_fixed(j, "first_unix_s", sum.first_unix_s, 6); /* %.6g keeps whole minutes */
+    if (e && sum.recovered >= 0)
+        cf_jw_bool(j, "recovered", sum.recovered == 1);
+    else
+        cf_jw_null(j, "recovered");
+    if (e) {
+        cf_jw_obj(j, "failed_request");
+        cf_jw_str(j, "api", cf_api_info[e->api].name);
+        cf_jw_i64(j, "device", e->device);
+        cf_jw_u64(j, "request_bytes", e->request);
+        cf_jw_u64(j, "free_bytes", e->free_bytes);
+        cf_jw_u64(j, "total_bytes", e->total_bytes);
+        site_obj(j, s, e->site ? cf_snap_site_index(s, e->site->hash) : -1, "site");
+        cf_jw_obj_end(j);
+    } else {
+        cf_jw_null(j, "failed_request");
+    }
+    cf_jw_arr(j, "top_holders");
+    for (unsigned i = 0; s->at_oom && !(s->missing & CF_SNAP_NO_LIVE) && i < s->nleaks && i < 5;
+         i++) {
+        cf_jw_obj(j, NULL);
+        cf_jw_u64(j, "bytes", s->leaks[i].bytes);
+        cf_jw_u64(j, "count", s->leaks[i].count);
+        cf_jw_str(j, "kind", cf_kind_name[s->leaks[i].kind]);
+        site_obj(j, s, s->leaks[i].site, "site");
+        cf_jw_obj_end(j);
+    }
+    cf_jw_arr_end(j);
+    cf_jw_obj_end(j);
+}
+
 static void marks(struct cf_jw *j, const struct cf_snap *s)
 {
     cf_jw_arr(j, "marks");
@@ -528,6 +571,7 @@ void cf_render_json(const struct cf_snap *s, struct cf_buf *out)
     graph(&j, s);
     fragmentation(&j, s);
     ooms(&j, s);
+    oom_summary(&j, s);
     marks(&j, s);
     regions(&j, s);
     cf_jw_obj(&j, "arena_vs_native");

@@ -6,6 +6,7 @@
 
 #include "arena/shadow.h"
 #include "report/format.h"
+#include "report/oom.h"
 #include "report/outpath.h"
 #include "report/render.h"
 
@@ -114,6 +115,7 @@ static void summary(const struct cf_snap *s, struct cf_buf *o)
         cf_buf_printf(o, "%s: %llu allocations, %s%s\n", s->interim ? "live now" : "leaks at exit",
                       (unsigned long long)s->leaked_count, B(s->leaked_bytes),
                       s->fork.parent_pid ? " (the parent's included, see above)" : "");
+    cf_render_oom_line(s, o);
     if (s->rec.host.seen || s->rec.host.peak_live_bytes)
         cf_buf_printf(o, "pinned/registered host memory: peak live %s, live now %s\n",
                       B(s->rec.host.peak_live_bytes), B(s->rec.host.live_bytes));
@@ -544,6 +546,7 @@ static void findings(const struct cf_snap *s, struct cf_buf *o)
 void cf_render_text(const struct cf_snap *s, struct cf_buf *o)
 {
     header(s, o);
+    cf_render_oom_failure(s, o);
     summary(s, o);
     api_table(s, o);
     histograms(s, o);

@@ -13,6 +13,8 @@
 #include "config/config.h"
 #include "record/record.h"
 #include "report/crash.h"
+#include "report/format.h"
+#include "report/oom.h"
 #include "report/outpath.h"
 #include "report/render.h"
 #include "report/snapshot.h"
@@ -142,6 +144,10 @@ static void who_am_i(struct cf_snap_who *w)
     if (gethostname(w->host, sizeof w->host) != 0) w->host[0] = '\0';
     w->host[sizeof w->host - 1] = '\0';
     w->pid = (long)getpid();
+    struct timespec wall;
+    w->monotonic_base_ns = cf_now_ns();
+    clock_gettime(CLOCK_REALTIME, &wall);
+    w->realtime_base_ns = (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec;
 }
 
 /* The report's steps up to rendering, every lock waited for against one deadline:
@@ -171,8 +177,25 @@ static int take_snapshot(struct cf_snap *snap, struct cf_snap_input *in, bool in
     return cf_findings_compute(snap);
 }
 
+#define OOM_TAG "oom"
+
+/* "cudafrag: out of memory (cudaMalloc of 1 GiB on device 0): report written to ..."
+ * on stderr in place of the report itself, which the files hold: at an OOM the
+ * program's own message is the one to see. */
+static void oom_line(const struct cf_snap *s, struct cf_buf *o, const char *written)
+{
+    struct cf_oom_summary sum;
+    cf_snap_oom_summary(s, &sum);
+    cf_buf_puts(o, "cudafrag: out of memory");
+    if (sum.first)
+        cf_buf_printf(o, " (%s of %s on device %d)", cf_api_info[sum.first->api].name,
+                      cf_fmt_bytes(sum.first->request, (char[32]){0}, 32), sum.first->device);
+    cf_buf_printf(o, ": report written to %s\n", written);
+}
+
 /* tag: "" for the final report, "N" for the Nth interim one, "exec" for the
- * report of an image that execs another: it goes before the extension. */
+ * report of an image that execs another, OOM_TAG for the one at the first
+ * out-of-memory failure: it goes before the extension. */
 static int report_write(const char *pattern, bool to_stderr, bool json, const char *tag,
                         const char *reason)
 {
@@ -180,7 +203,8 @@ static int report_write(const char *pattern, bool to_stderr, bool json, const ch
     struct notes notes = {.len = 0};
     char written[2 * PATH_MAX + 8] = "", txt_suffix[32], json_suffix[32];
     int requested = 0, ok = 0;
-    bool interim = tag[0] >= '0' && tag[0] <= '9';
+    bool at_oom = strcmp(tag, OOM_TAG) == 0;
+    bool interim = (tag[0] >= '0' && tag[0] <= '9') || at_oom;
 
     /* On the heap: the snapshot and its input hold a copy of the record each, too
      * big for the stack of whichever thread happens to call _exit. The snapshot
@@ -195,6 +219,7 @@ static int report_write(const char *pattern, bool to_stderr, bool json, const ch
         free(snap);
         return -1;
     }
+    snap->at_oom = at_oom;
     cf_render_text(snap, &text);
 
     struct held_signals held;
@@ -214,7 +239,13 @@ static int report_write(const char *pattern, bool to_stderr, bool json, const ch
     }
     char why[256];
     if (!interim && !to_stderr && cf_snap_untraced_note(snap, why, sizeof why)) note(&notes, why);
-    if (to_stderr) {
+    if (to_stderr && at_oom && written[0]) {
+        struct cf_buf line = {0};
+        oom_line(snap, &line, written);
+        if (notes.len) cf_buf_put(&line, notes.text, notes.len);
+        if (!line.failed) cf_write_all(2, line.data, line.len);
+        cf_buf_free(&line);
+    } else if (to_stderr) {
         requested++;
         if (written[0]) cf_buf_printf(&text, "report written to %s\n", written);
         if (notes.len) cf_buf_put(&text, notes.text, notes.len);
@@ -352,6 +383,17 @@ int cf_report_interim(const char *reason)
         snprintf(tag, sizeof tag, "%u", ++interim_seq);
         rc = write_with_stack(tag, reason);
     }
+    unlock_reports();
+    return rc;
+}
+
+int cf_report_at_oom(void)
+{
+    if (!cf_opt_bool(CF_OPT_ENABLE) || writing_report) return -1;
+    lock_reports();
+    int rc = -1;
+    if (!__atomic_load_n(&final_pending, __ATOMIC_ACQUIRE))
+        rc = write_with_stack(OOM_TAG, "out of memory");
     unlock_reports();
     return rc;
 }

@@ -13,6 +13,10 @@ void cf_report_final(const char *reason);
  * (N = 1, 2, ...) so the final report does not overwrite them. Returns 0, or -1
  * when no output could be written. */
 int cf_report_interim(const char *reason);
+/* The interim report at the first out-of-memory failure (CUDAFRAG_ON_OOM):
+ * PATTERN.oom.txt and .oom.json, and on stderr one line naming them (the whole
+ * report when there are no files). Returns as cf_report_interim. */
+int cf_report_at_oom(void);
 /* The final report in parts, for the process lifecycle: claim it (false: already
  * claimed), see whether one is due, write it. tag: "" (PATTERN.txt), or "exec"
  * before an exec replaces the process image (PATTERN.exec.txt: the new image keeps

@@ -183,6 +183,8 @@ static void take_who(struct cf_snap *s, const struct cf_snap_who *w)
     snprintf(s->imported, sizeof s->imported, "%s", w->imported);
     memcpy(s->pool_names, w->pool_names, sizeof s->pool_names);
     s->npool_names = w->npool_names;
+    s->wall_known = w->realtime_base_ns != 0;
+    s->wall_minus_event_ns = (int64_t)(w->realtime_base_ns - w->monotonic_base_ns);
 }
 
 static void take_copy(struct cf_snap *s, const struct cf_rec_read *r)

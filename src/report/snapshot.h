@@ -54,6 +54,9 @@ struct cf_snap_who {
         char name[160];
     } pool_names[CF_SNAP_POOL_NAMES]; /* the trace header's "pool_name" */
     unsigned npool_names;
+    /* One instant on the wall clock and the event clock, for events' wall-clock
+     * times (the trace header's realtime_base_ns, monotonic_base_ns); 0: unknown. */
+    uint64_t realtime_base_ns, monotonic_base_ns;
 };
 
 /* Everything a snapshot is made from, gathered by its caller: in the process
@@ -78,6 +81,7 @@ struct cf_snap_input {
 
 struct cf_snap {
     bool interim;
+    bool at_oom;   /* the interim report written at the first out-of-memory failure */
     bool replayed; /* from a trace, by the `cudafrag report` command */
     char program[512], rank[64], host[128];
     long pid;          /* 0: unknown (an imported run) */
@@ -89,6 +93,10 @@ struct cf_snap {
     const char *blocks; /* CUDAFRAG_BLOCKS: the framework switches of `run --blocks` */
     uint64_t now_ns;
     double duration_s;
+    /* The wall clock (CLOCK_REALTIME) minus the event clock, in ns: ranks' events
+     * compared in time. wall_known false: the trace did not say. */
+    int64_t wall_minus_event_ns;
+    bool wall_known;
     struct cf_record rec; /* scalars only: the hash heads are NULL */
     struct cf_site *sites;
     unsigned nsites;
