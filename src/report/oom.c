@@ -27,7 +27,8 @@ void cf_snap_oom_summary(const struct cf_snap *s, struct cf_oom_summary *out)
     uint64_t t = out->first->t_ns;
     out->first_at_s = t > s->rec.start_ns ? (double)(t - s->rec.start_ns) / 1e9 : 0;
     if (s->wall_known) out->first_unix_s = (double)((int64_t)t + s->wall_minus_event_ns) / 1e9;
-    out->recovered = recovered_after(s, t);
+    /* At the failure itself it is too early to tell. */
+    out->recovered = s->at_oom ? -1 : recovered_after(s, t);
 }
 
 const char *cf_fmt_wall(double unix_s, char *out, size_t n)

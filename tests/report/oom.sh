@@ -37,6 +37,10 @@ check_oom_report() {
     jq -e '.oom.top_holders[0].site.label | test("^alloc_weights ")' "$j" >/dev/null ||
         fail "JSON: top holder"
     jq -e '.oom.first_unix_s > 1.7e9' "$j" >/dev/null || fail "JSON: no wall-clock time"
+    # Written before the program could go on: too early to say it recovered.
+    [ "$(jq .oom.recovered "$j")" = null ] || fail "JSON: the OOM report judges the recovery"
+    grep -q "^1 failed allocation (out of memory), first at +[0-9.]* [mu]*s$" "$dir/r.oom.txt" ||
+        fail "the OOM report's summary line"
 }
 
 case $case in
@@ -127,7 +131,7 @@ merge)
     "$cli" merge "$dir/r0.oom.json" "$dir/r1.oom.json" >"$dir/m.txt" 2>"$dir/err" || fail "merge failed"
     grep -q "^out of memory: 2 of 2 ranks; rank 1 failed first, at 20[0-9-]* [0-9:.]* UTC$" "$dir/m.txt" ||
         fail "merge does not name rank 1: $(cat "$dir/m.txt")"
-    grep -q "^  rank 0: 1 failed allocation, first at +.* s after rank 1).* (the report written at the failure)$" \
+    grep -q "^  rank 0: 1 failed allocation, first at +.* s after rank 1) (the report written at the failure)$" \
         "$dir/m.txt" || fail "rank 0's line: $(cat "$dir/m.txt")"
     "$cli" merge --json "$dir/r0.json" "$dir/r1.json" >"$dir/m.json" || fail "merge --json failed"
     [ "$(jq -r .first_oom.rank "$dir/m.json")" = 1 ] || fail "JSON: first_oom $(jq .first_oom "$dir/m.json")"
