@@ -14,8 +14,8 @@ struct cf_oom_summary {
     uint64_t count;             /* failed allocations for memory, kept in the list or not */
     const struct cf_oom *first; /* the earliest kept; NULL when none */
     int recovered; /* 1: an allocation succeeded after the first; -1: unknown (the OOM report) */
-    double first_at_s;          /* since the start */
-    double first_unix_s;        /* on the wall clock; NAN: unknown */
+    double first_at_s;   /* since the start */
+    double first_unix_s; /* on the wall clock; NAN: unknown */
 };
 void cf_snap_oom_summary(const struct cf_snap *s, struct cf_oom_summary *out);
 
