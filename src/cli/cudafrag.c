@@ -265,6 +265,7 @@ enum {
     OPT_BLOCKS,
     OPT_TRACE,
     OPT_STACK_DEPTH,
+    OPT_ON_OOM,
     OPT_OUTPUT,
     OPT_CHECK,
     OPT_BUILD_ID,
@@ -282,6 +283,15 @@ static int stack_depth(const char *v)
     char num[24];
     snprintf(num, sizeof num, "%lld", (long long)depth);
     setenv("CUDAFRAG_STACK_DEPTH", num, 1);
+    return 0;
+}
+
+static int on_oom(const char *v)
+{
+    int64_t mode;
+    if (cf_parse_choice(v, cf_opt_choices(CF_OPT_ON_OOM), &mode) != 0)
+        return cf_usage_error("run", "--on-oom \"%s\": expected off, report or trace", v);
+    setenv("CUDAFRAG_ON_OOM", v, 1);
     return 0;
 }
 
@@ -306,6 +316,8 @@ static int run_option(int opt, const char *v, bool *sim, bool *check, bool *bloc
         return 0;
     case OPT_STACK_DEPTH:
         return stack_depth(v);
+    case OPT_ON_OOM:
+        return on_oom(v);
     case OPT_OUTPUT:
         setenv("CUDAFRAG_OUTPUT", v, 1);
         return 0;
@@ -326,6 +338,7 @@ static int cmd_run(int argc, char **argv)
         {"blocks", no_argument, NULL, OPT_BLOCKS},
         {"trace", no_argument, NULL, OPT_TRACE},
         {"stack-depth", required_argument, NULL, OPT_STACK_DEPTH},
+        {"on-oom", required_argument, NULL, OPT_ON_OOM},
         {"output", required_argument, NULL, OPT_OUTPUT},
         {"check", no_argument, NULL, OPT_CHECK},
         CF_LIMIT_LONGOPTS,

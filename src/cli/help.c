@@ -14,7 +14,8 @@ struct help {
 static const struct help helps[] = {
     {"run", "cudafrag run [OPTION...] [--] PROG [ARGS...]",
      "cudafrag run [--sim] [--arena] [--blocks] [--trace] [--stack-depth N]\n"
-     "                    [--output PATTERN] [--check LIMITS...] [--] PROG [ARGS...]\n",
+     "                    [--on-oom off|report|trace] [--output PATTERN] [--check LIMITS...]\n"
+     "                    [--] PROG [ARGS...]\n",
      "Runs PROG with libcudafrag.so preloaded; a report of its CUDA memory allocations is\n"
      "written when it exits. PROG's exit status is passed through unchanged. The options\n"
      "end at PROG: what follows is PROG's.\n"
@@ -29,6 +30,9 @@ static const struct help helps[] = {
      "                     says what was set; recorded in CUDAFRAG_BLOCKS)\n"
      "  --trace            also write every event to <output>.cftrace (CUDAFRAG_TRACE=1)\n"
      "  --stack-depth N    call-stack frames per allocation, 0 to 64 (CUDAFRAG_STACK_DEPTH)\n"
+     "  --on-oom MODE      at the first allocation that fails for memory: report writes\n"
+     "                     <output>.oom.txt/.json, trace also flushes the trace to disk\n"
+     "                     (CUDAFRAG_ON_OOM; default off)\n"
      "  --output PATTERN   report path without extension (CUDAFRAG_OUTPUT; %p pid,\n"
      "                     %e executable, %h host, %r rank, %% percent sign)\n"
      "  --check            run PROG as a child, then hold its JSON report against LIMITS\n"

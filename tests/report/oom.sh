@@ -139,6 +139,16 @@ merge)
         fail "JSON: rank 0 recovered"
     [ "$(jq '.ranks[] | select(.rank == "1") | .oom.count' "$dir/m.json")" = 2 ] ||
         fail "JSON: rank 1 count";;
+run-option)
+    # cudafrag run --on-oom sets the variable; a word it does not know is a usage error.
+    "$cli" run --sim --on-oom report --output "$dir/r" -- "$prog" recover >/dev/null 2>"$dir/err" ||
+        fail "cudafrag run failed (status $?)"
+    check_oom_report cudaMalloc
+    "$cli" run --on-oom sometimes -- true 2>"$dir/err"
+    rc=$?
+    [ $rc -eq 2 ] || fail "--on-oom sometimes: status $rc, want 2"
+    grep -q -- '--on-oom "sometimes": expected off, report or trace' "$dir/err" ||
+        fail "no usage error naming the words";;
 *) fail "unknown case";;
 esac
 exit 0
