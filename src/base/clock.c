@@ -8,6 +8,7 @@
  * nanoseconds, calibrated against CLOCK_MONOTONIC over the first 20 ms; until
  * then, and elsewhere, they are CLOCK_MONOTONIC itself. The calibrated read is
  * inline (clock.h); this file calibrates. */
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -92,4 +93,25 @@ void cf_tid_forget(void)
 {
     /* The child of fork() runs on a copy of the parent's thread with a new id. */
     cached_tid = 0;
+}
+
+static uint64_t wall_base_realtime, wall_base_event;
+static pthread_once_t wall_base_once = PTHREAD_ONCE_INIT;
+
+/* The wall clock read between two reads of the event clock, taken at their middle. */
+static void take_wall_base(void)
+{
+    struct timespec wall;
+    uint64_t before = cf_now_ns();
+    clock_gettime(CLOCK_REALTIME, &wall);
+    uint64_t after = cf_now_ns();
+    wall_base_realtime = (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec;
+    wall_base_event = before + (after - before) / 2;
+}
+
+void cf_clock_wall_base(uint64_t *realtime_ns, uint64_t *event_ns)
+{
+    pthread_once(&wall_base_once, take_wall_base);
+    *realtime_ns = wall_base_realtime;
+    *event_ns = wall_base_event;
 }

@@ -34,6 +34,10 @@ static inline uint64_t cf_now_ns(void)
 /* Nanoseconds on CLOCK_MONOTONIC's scale. */
 uint64_t cf_now_ns(void);
 #endif
+/* One instant on both clocks (CLOCK_REALTIME and the event clock above), taken
+ * at the first call: the trace's header and every report put events on the wall
+ * clock with the same pair, so a report and its trace's replay agree. */
+void cf_clock_wall_base(uint64_t *realtime_ns, uint64_t *event_ns);
 /* The kernel thread id, cached per thread. */
 uint32_t cf_tid(void);
 /* In the child after fork: the cached id is the parent thread's. */

@@ -30,17 +30,14 @@ static size_t put_u64(char *buf, size_t len, size_t cap, const char *key, uint64
 }
 
 /* One instant on both clocks, so that a reader puts the events (CLOCK_MONOTONIC's
- * scale) on the wall clock that profilers such as Kineto and Nsight Systems use:
- * the wall clock read between two reads of the event clock, taken at their middle. */
+ * scale) on the wall clock that profilers such as Kineto and Nsight Systems use;
+ * the reports use the same one (base/clock.h). */
 static size_t clock_base(char *buf, size_t len, size_t cap)
 {
-    struct timespec wall;
-    uint64_t before = cf_now_ns();
-    clock_gettime(CLOCK_REALTIME, &wall);
-    uint64_t after = cf_now_ns();
-    len = put_u64(buf, len, cap, "realtime_base_ns",
-                  (uint64_t)wall.tv_sec * 1000000000ull + (uint64_t)wall.tv_nsec);
-    return put_u64(buf, len, cap, "monotonic_base_ns", before + (after - before) / 2);
+    uint64_t wall, event;
+    cf_clock_wall_base(&wall, &event);
+    len = put_u64(buf, len, cap, "realtime_base_ns", wall);
+    return put_u64(buf, len, cap, "monotonic_base_ns", event);
 }
 
 /* The frameworks' allocator settings at start: `cudafrag advise` compares its

@@ -144,10 +144,7 @@ static void who_am_i(struct cf_snap_who *w)
     if (gethostname(w->host, sizeof w->host) != 0) w->host[0] = '\0';
     w->host[sizeof w->host - 1] = '\0';
     w->pid = (long)getpid();
-    struct timespec wall;
-    w->monotonic_base_ns = cf_now_ns();
-    clock_gettime(CLOCK_REALTIME, &wall);
-    w->realtime_base_ns = (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec;
+    cf_clock_wall_base(&w->realtime_base_ns, &w->monotonic_base_ns); /* the trace's too */
 }
 
 /* The report's steps up to rendering, every lock waited for against one deadline:
