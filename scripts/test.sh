@@ -38,8 +38,9 @@ failed=0
 # plain build's), and 'plain-only', each a repeat of code the pass runs anyway
 # (tests/meson.build names them).
 asan_skip="--no-suite layout --no-suite format --no-suite wheel --no-suite scale --no-suite plain-only"
-# The TSan pass: what threads touch, less the same repeats.
-tsan_suites="--suite record --suite arena --suite trace --no-suite plain-only"
+# The TSan pass: what threads touch, less the same repeats and the replays of
+# arena traces (one thread in the command).
+tsan_suites="--suite record --suite arena --suite trace --no-suite plain-only --no-suite replay"
 
 # build DIR TARGET-SELECTION MESON-ARGS...: configure DIR and build what the
 # tests selected by TARGET-SELECTION (suite-targets.py's arguments) need, at the
@@ -64,7 +65,7 @@ background_builds() {
     fi
     if [ $tsan = 1 ]; then
         # shellcheck disable=SC2086
-        if build build-tsan "record arena trace --no-suite plain-only" -Dwerror=true \
+        if build build-tsan "record arena trace --no-suite plain-only --no-suite replay" -Dwerror=true \
             -Db_sanitize=thread -Db_lundef=false -Dbench=false; then
             touch build-tsan.built
         else
