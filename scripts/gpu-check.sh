@@ -207,6 +207,9 @@ run_frameworks() {
         python3 "$ROOT/tests/gpu/torch_owners.py" --stats "$own.stats.json"
     run_case owners check 0 -- python3 "$ROOT/tests/gpu/torch_owners.py" \
         --check "$own.json" --stats "$own.stats.json"
+    # The report at the first out-of-memory failure (the script runs itself under the command).
+    run_case oom torch 0 -- python3 "$ROOT/tests/gpu/torch_oom.py" --cudafrag "$GPU_DIR/bin/cudafrag" \
+        --out "$OUT/oom"
     run_case cupy native 0 -- python3 "$ROOT/tests/gpu/cupy_test.py"
     run_case cupy cudafrag 1 -- python3 "$ROOT/tests/gpu/cupy_test.py"
     run_case jax default 0 -- python3 "$ROOT/tests/gpu/jax_test.py"
