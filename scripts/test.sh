@@ -88,9 +88,10 @@ wait_built() {
     return 1
 }
 
-# Tests at a time: twice the cores. Most tests wait on the programs they start
-# (a report written at exit, a browser, a child's signal) more than they compute:
-# on two cores, two at a time left the machine half idle.
+# Tests at a time: twice the cores. Many tests wait on the programs they start
+# (a report written at exit, a browser, a child's signal); with two at a time on
+# two cores the plain tests took 354 s (2026-12-04), with four and the background
+# builds beside them 182 s, the cores busy throughout (docs/performance.md).
 jobs=${CF_TEST_JOBS:-$((2 * $(nproc 2>/dev/null || echo 1)))}
 
 # run_tests NAME DIR MESON-TEST-ARGS...: one build folder's tests, counted.
