@@ -183,10 +183,7 @@ static struct pt_block *alloc_found_block(struct pt_torch *t, struct pt_params *
         b = pt_new_block(t, p->stream, p->size, p->pool, remaining->addr);
         if (b == NULL) return remaining;
         b->es = remaining->es;
-        b->prev = remaining->prev;
-        if (b->prev) b->prev->next = b;
-        b->next = remaining;
-        remaining->prev = b;
+        pt_link_before(remaining, b);
         remaining->addr += p->size;
         remaining->size -= p->size;
         pt_insert_into_blocks(p->pool, remaining);

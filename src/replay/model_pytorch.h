@@ -79,6 +79,23 @@ struct pt_block *pt_new_block(struct pt_torch *t, uint64_t stream, uint64_t size
 void pt_insert_into_blocks(struct pt_pool *pool, struct pt_block *b);
 void pt_insert_unmapped(struct pt_pool *pool, struct pt_block *b);
 void pt_erase(struct pt_block *b);
+
+/* Split neighbours: n goes in just before / just after b in b's segment. */
+static inline void pt_link_before(struct pt_block *b, struct pt_block *n)
+{
+    n->prev = b->prev;
+    if (n->prev) n->prev->next = n;
+    n->next = b;
+    b->prev = n;
+}
+
+static inline void pt_link_after(struct pt_block *b, struct pt_block *n)
+{
+    n->next = b->next;
+    if (n->next) n->next->prev = n;
+    n->prev = b;
+    b->next = n;
+}
 uint64_t pt_va_take(struct pt_torch *t, uint64_t bytes);
 /* Merges a free neighbour src into dst and frees it: the bytes it added (0: none). */
 uint64_t pt_try_merge_blocks(struct pt_block *dst, struct pt_block *src);

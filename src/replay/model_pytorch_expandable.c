@@ -110,10 +110,7 @@ static bool map_block(struct pt_torch *t, struct pt_block *to_map, uint64_t size
         if (remaining == NULL) return false;
         remaining->mapped = false;
         remaining->es = to_map->es;
-        remaining->prev = to_map;
-        remaining->next = to_map->next;
-        if (to_map->next) to_map->next->prev = remaining;
-        to_map->next = remaining;
+        pt_link_after(to_map, remaining);
         pt_insert_unmapped(pool, remaining);
         to_map->size = mapped;
     }
@@ -157,20 +154,14 @@ void pt_unmap_block(struct pt_torch *t, struct pt_block *b)
         struct pt_block *before = pt_new_block(t, b->stream, before_size, pool, b->addr);
         if (before == NULL) return;
         before->es = b->es;
-        before->prev = b->prev;
-        if (b->prev) b->prev->next = before;
-        before->next = b;
-        b->prev = before;
+        pt_link_before(b, before);
         pt_insert_into_blocks(pool, before);
     }
     if (after_size > 0) {
         struct pt_block *after = pt_new_block(t, b->stream, after_size, pool, at + unmapped);
         if (after == NULL) return;
         after->es = b->es;
-        after->prev = b;
-        after->next = b->next;
-        if (b->next) b->next->prev = after;
-        b->next = after;
+        pt_link_after(b, after);
         pt_insert_into_blocks(pool, after);
     }
     b->addr = at;
