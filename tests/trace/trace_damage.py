@@ -11,6 +11,7 @@ import os
 import random
 import struct
 import subprocess
+import shutil
 import sys
 import tempfile
 
@@ -20,7 +21,7 @@ failures = []
 
 
 def fail(msg):
-    print("FAIL: " + msg, file=sys.stderr)
+    print("FAIL: %s (files kept in %s)" % (msg, TMP), file=sys.stderr)
     sys.exit(1)
 
 
@@ -147,7 +148,11 @@ def main():
     truncation_cases(data, chunks)
     for f in failures[:20]:
         print("FAIL: " + f, file=sys.stderr)
-    return 1 if failures else 0
+    if failures:
+        print("files kept in " + TMP, file=sys.stderr)
+        return 1
+    shutil.rmtree(TMP, ignore_errors=True)
+    return 0
 
 
 sys.exit(main())

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import subprocess
+import shutil
 import sys
 import tempfile
 
@@ -24,7 +25,7 @@ MIB = 1 << 20
 
 
 def fail(msg):
-    print("FAIL (%s): %s" % (CASE, msg), file=sys.stderr)
+    print("FAIL (%s): %s (files kept in %s)" % (CASE, msg, TMP), file=sys.stderr)
     sys.exit(1)
 
 
@@ -175,4 +176,5 @@ def case_html():
 
 
 {"figures": case_figures, "threshold": case_threshold, "html": case_html}[CASE]()
+shutil.rmtree(TMP, ignore_errors=True)
 print("ok")
