@@ -10,7 +10,6 @@
 #include "cli/names.h"
 #include "cli/replay.h"
 #include "cli/view.h"
-#include "report/fold.h"
 #include "report/json_write.h"
 #include "report/oom.h"
 #include "report/snapshot.h"
@@ -57,7 +56,7 @@ static void site(struct cf_jw *j, const struct cf_snap *s, int idx)
     for (unsigned f = 0; f < st->nframes && k < 4; f++) {
         if (cf_frame_is_marker(st->frames[f])) continue;
         outer = f;
-        if (cf_fold_frame(cf_names_frame(st->frames[f]))) continue;
+        if (cf_names_frame(st->frames[f])->folded) continue;
         k += frame(j, st->frames[f], 4 - k);
     }
     if (k == 0 && outer < st->nframes) frame(j, st->frames[outer], 4);
