@@ -14,7 +14,6 @@
 #include <unistd.h>
 #if defined(__x86_64__)
 #include <cpuid.h>
-#include <x86intrin.h>
 #endif
 
 #include "base/clock.h"
@@ -43,7 +42,7 @@ static bool invariant_tsc(void)
 
 CF_COLD static uint64_t calibrate(void)
 {
-    uint64_t now = monotonic_ns(), tsc = __rdtsc();
+    uint64_t now = monotonic_ns(), tsc = cf_rdtsc();
     int st = __atomic_load_n(&cf_clock_cal.state, __ATOMIC_ACQUIRE);
     if (st == CAL_NONE) {
         if (__atomic_compare_exchange_n(&cf_clock_cal.state, &st, CAL_COMPUTING, false,

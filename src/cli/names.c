@@ -67,24 +67,25 @@ unsigned cf_names_inlined(uint64_t frame, const struct cf_sym **chain)
             *chain = cache[i].sym;
             return cache[i].n;
         }
-    struct cf_sym *s = NULL;
-    unsigned n = 0;
-    /* Kept only where the table has room (it could not grow: resolved each time). */
-    if ((cache_n + 1) * 2 <= cache_cap) s = calloc(MAX_INLINED, sizeof *s);
-    if (s && (n = resolve(frame, s, MAX_INLINED)) > 0) {
-        cache[i] = (struct cached){frame, s, n};
-        cache_n++;
-        *chain = s;
-        return n;
-    }
-    free(s);
-    n = resolve(frame, unknown, MAX_INLINED);
+    /* Resolved into the static chain, then kept at its own length where the table
+     * has room (a view of 10^5 sites has as many distinct frames: a chain's full
+     * room each took a gigabyte). Without room it is resolved each time. */
+    unsigned n = resolve(frame, unknown, MAX_INLINED);
     if (n == 0) {
         memset(unknown, 0, sizeof unknown[0]);
         unknown[0].addr = (uintptr_t)frame;
-        n = 1;
+        *chain = unknown;
+        return 1;
     }
-    *chain = unknown;
+    struct cf_sym *s = (cache_n + 1) * 2 <= cache_cap ? malloc(n * sizeof *s) : NULL;
+    if (s == NULL) {
+        *chain = unknown;
+        return n;
+    }
+    memcpy(s, unknown, n * sizeof *s);
+    cache[i] = (struct cached){frame, s, n};
+    cache_n++;
+    *chain = s;
     return n;
 }
 
