@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "report/format.h"
+#include "report/owners.h"
 
 /* Only sites remember their last allocation: a site whose last one came after
  * the failure shows the program allocating again. */
@@ -88,13 +89,16 @@ static void holders(const struct cf_snap *s, struct cf_buf *o)
         return;
     }
     cf_buf_printf(o,
-                  "  who held the memory: %s live in %llu allocations; the largest by call site:\n",
+                  "  who held the memory: %s live in %llu allocations; the largest by call site,"
+                  " with its owner:\n",
                   B(s->leaked_bytes), (unsigned long long)s->leaked_count);
     for (unsigned i = 0; i < s->nleaks && i < OOM_HOLDERS; i++) {
         char where[512];
-        cf_snap_site_label(s, s->leaks[i].site, where, sizeof where);
-        cf_buf_printf(o, "    %-10s %6llu x %-8s at %s\n", B(s->leaks[i].bytes),
-                      (unsigned long long)s->leaks[i].count, cf_kind_name[s->leaks[i].kind], where);
+        int site = s->leaks[i].site;
+        cf_snap_site_label(s, site, where, sizeof where);
+        cf_buf_printf(o, "    %-10s %6llu x %-8s %-15s at %s\n", B(s->leaks[i].bytes),
+                      (unsigned long long)s->leaks[i].count, cf_kind_name[s->leaks[i].kind],
+                      cf_owner_info[cf_snap_site_owner(s, site)].label, where);
     }
 }
 

@@ -22,7 +22,8 @@ check_oom_report() {
         fail "the failed request is not named"
     grep -q "^  at grow_activations (" "$dir/r.oom.txt" || fail "the failed call's site is not named"
     sed -n '/^  who held the memory/,/^$/p' "$dir/r.oom.txt" | sed -n 2p |
-        grep -q "40.0 MiB .* at alloc_weights (" || fail "the weights are not the top holder"
+        grep -q "40.0 MiB .* user code  *at alloc_weights (" ||
+        fail "the weights are not the top holder, owned by user code"
     j=$dir/r.oom.json
     [ "$(jq -r '.kind + "/" + .reason' "$j")" = "interim/out of memory" ] || fail "JSON kind/reason"
     [ "$(jq .oom.report_at_failure "$j")" = true ] || fail "JSON: not the report at the failure"
@@ -36,6 +37,7 @@ check_oom_report() {
     [ "$(jq .oom.top_holders[0].bytes "$j")" = $((40 * MiB)) ] || fail "JSON: top holder size"
     jq -e '.oom.top_holders[0].site.label | test("^alloc_weights ")' "$j" >/dev/null ||
         fail "JSON: top holder"
+    [ "$(jq -r .oom.top_holders[0].site.owner "$j")" = user-code ] || fail "JSON: top holder's owner"
     jq -e '.oom.first_unix_s > 1.7e9' "$j" >/dev/null || fail "JSON: no wall-clock time"
     # Written before the program could go on: too early to say it recovered.
     [ "$(jq .oom.recovered "$j")" = null ] || fail "JSON: the OOM report judges the recovery"
