@@ -135,7 +135,7 @@ struct cf_site *cf_site_get(uint64_t hash, enum cf_api api, const uintptr_t *fra
  * (`slot`), fixed from then on. */
 int cf_site_home(struct cf_site *site, int slot);
 /* With the home slot locked: an allocation, and the end of one's life. */
-void cf_site_count_locked(struct cf_site *site, uint64_t size, uint64_t now);
+void cf_site_count_locked(struct cf_site *site, uint64_t size, uint64_t now, bool graph);
 /* sign -1: an allocation's end; +1: undone (its free failed). */
 void cf_site_free_locked(struct cf_site *site, uint64_t size, uint64_t lifetime_ns, int sign);
 CF_COLD void cf_site_fail(struct cf_site *site, int slot); /* a failed allocation; locks */

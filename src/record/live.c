@@ -92,11 +92,11 @@ static void take_out(struct cf_live_table *tb, struct cf_live_pair *p)
  * (a site or pool used on several devices): their own slot's lock, after.
  * site_home -1: the site was counted already; pool NULL: likewise. */
 CF_COLD static void count_elsewhere(struct cf_site *site, int site_home, struct cf_pool *pool,
-                                    uint64_t size, uint64_t t_ns)
+                                    uint64_t size, uint64_t t_ns, bool graph)
 {
     if (site_home >= 0) {
         cf_slot_lock(site_home);
-        cf_site_count_locked(site, size, t_ns);
+        cf_site_count_locked(site, size, t_ns, graph);
         if (pool && pool->home == site_home) {
             cf_pool_count_locked(pool, size);
             pool = NULL;
@@ -121,6 +121,7 @@ CF_HOT bool cf_live_insert(struct cf_alloc *a, struct cf_site *site, struct cf_p
     bool new_peak = false;
     /* Once the slot is unlocked another thread may free a: read it before. */
     uint64_t size = a->requested, t_ns = a->t_ns;
+    bool graph = a->kind == CF_KIND_GRAPH;
     cf_slot_lock(slot);
     struct cf_live_pair *p = find(tb, a->addr);
     if (p) {
@@ -138,7 +139,7 @@ CF_HOT bool cf_live_insert(struct cf_alloc *a, struct cf_site *site, struct cf_p
     }
     a->seq = *seq = cf_fp_alloc(a, slot, &new_peak);
     cf_fp_count(slot, 1, 0);
-    if (site_home == slot) cf_site_count_locked(site, size, t_ns);
+    if (site_home == slot) cf_site_count_locked(site, size, t_ns, graph);
     if (pool && pool->home == slot) cf_pool_count_locked(pool, size);
     if (t) {
         cf_count(&t->allocs, 1);
@@ -147,7 +148,7 @@ CF_HOT bool cf_live_insert(struct cf_alloc *a, struct cf_site *site, struct cf_p
     cf_slot_unlock(slot);
     int site_else = site_home != slot ? site_home : -1;
     struct cf_pool *pool_else = pool && pool->home != slot ? pool : NULL;
-    if (site_else >= 0 || pool_else) count_elsewhere(site, site_else, pool_else, size, t_ns);
+    if (site_else >= 0 || pool_else) count_elsewhere(site, site_else, pool_else, size, t_ns, graph);
     /* The crash summary reads the totals without any lock: keep them recent. */
     if (t && (t->allocs & 1023) == 0) cf_thread_publish_totals();
     if (stale) {

@@ -83,6 +83,7 @@ struct cf_site {
     uint64_t calls, bytes, live_bytes, peak_live_bytes, live_count;
     uint64_t min_size, max_size;
     uint64_t frees, failures;
+    uint64_t graph_calls; /* of calls, those made as graph memory (a capturing stream) */
     uint64_t lifetime_ns_total, lifetime_count;
     uint64_t first_ns, last_ns; /* for the allocation rate */
     uint64_t hash;              /* key */

@@ -90,9 +90,10 @@ static void note_size(struct cf_site *s, uint64_t size)
     if (s->distinct_sizes <= CF_SITE_SIZES) s->distinct_sizes++;
 }
 
-CF_HOT void cf_site_count_locked(struct cf_site *s, uint64_t size, uint64_t now)
+CF_HOT void cf_site_count_locked(struct cf_site *s, uint64_t size, uint64_t now, bool graph)
 {
     s->calls++;
+    s->graph_calls += graph;
     s->bytes += size;
     s->live_bytes += size;
     s->live_count++;

@@ -160,14 +160,14 @@ static bool site_frame(void *ctx, unsigned i, bool want_function, struct cf_owne
     return true;
 }
 
-/* Graph memory: a graph API's site, or one with allocations made while its
- * stream was capturing live at the report. */
+/* Graph memory: a graph API's site, or one that allocated while its stream was
+ * capturing (freed since, or live at the report). */
 static bool *graph_sites(const struct cf_snap *s)
 {
     bool *graph = calloc(s->nsites + 1, sizeof *graph);
     if (graph == NULL) return NULL;
     for (unsigned i = 0; i < s->nsites; i++)
-        graph[i] = cf_api_info[s->sites[i].api].kind == CF_KIND_GRAPH;
+        graph[i] = cf_api_info[s->sites[i].api].kind == CF_KIND_GRAPH || s->sites[i].graph_calls;
     for (unsigned i = 0; i < s->nleaks; i++)
         if (s->leaks[i].site >= 0 && s->leaks[i].kind == CF_KIND_GRAPH)
             graph[s->leaks[i].site] = true;

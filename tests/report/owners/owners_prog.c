@@ -1,7 +1,8 @@
 /* owners_prog OWNER=MIB...: allocates MIB MiB (one allocation) through the
  * stand-in of each OWNER -- nccl, nccl-driver, cublas, cudnn, cufft, cache (the
  * framework cache), cache-nccl (the cache through ncclMemAlloc), graph (a
- * cudaMallocAsync while its stream is capturing) or user (this program) -- in
+ * cudaMallocAsync while its stream is capturing), graph-freed (the same, freed
+ * in the same capture) or user (this program) -- in
  * the order given. The libraries' and the cache's memory is held to the end, as
  * theirs is; the program's own is freed once everything is allocated. */
 #include <cuda_runtime.h>
@@ -17,7 +18,9 @@ void *cufft_alloc(size_t n);
 void *cache_alloc(size_t n);
 void *cache_alloc_nccl(size_t n);
 
-static void *captured(size_t n)
+/* A graph's allocation node, and its free node when freed. Inlined: each caller
+ * is a call site of its own. */
+static inline __attribute__((always_inline)) void *capture(size_t n, int freed)
 {
     cudaStream_t s;
     cudaGraph_t g;
@@ -26,8 +29,19 @@ static void *captured(size_t n)
         cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) != cudaSuccess)
         return NULL;
     cudaError_t rc = cudaMallocAsync(&p, n, s);
+    if (rc == cudaSuccess && freed) rc = cudaFreeAsync(p, s);
     if (cudaStreamEndCapture(s, &g) != cudaSuccess || rc != cudaSuccess) return NULL;
     return p;
+}
+
+static void *captured(size_t n)
+{
+    return capture(n, 0);
+}
+
+static void *captured_freed(size_t n)
+{
+    return capture(n, 1);
 }
 
 static void *user_alloc(size_t n)
@@ -51,6 +65,7 @@ static alloc_fn *by_owner(const char *name)
                   {"cache", cache_alloc},
                   {"cache-nccl", cache_alloc_nccl},
                   {"graph", captured},
+                  {"graph-freed", captured_freed},
                   {"user", user_alloc}};
     for (size_t i = 0; i < sizeof owners / sizeof owners[0]; i++)
         if (strcmp(owners[i].name, name) == 0) return owners[i].fn;
