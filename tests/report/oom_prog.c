@@ -3,7 +3,10 @@
  * then as the mode says:
  *   recover     frees the activations and allocates again (the program goes on)
  *   no-recover  frees everything and allocates nothing more
- *   kill        ends itself with SIGKILL right after the first failure
+ *   kill        ends itself with SIGKILL right after the first failure, having
+ *               first taken HOST_HELD small pinned host buffers: their report
+ *               takes longer than the way from the failing call to the kill, so
+ *               a report the call did not wait for is cut short every time
  * API rt (cudaMalloc, the default) or async (cudaMallocAsync) as the second
  * argument. Prints the status and errno the program saw at the first failure,
  * which must be the same with and without cudafrag. */
@@ -16,6 +19,7 @@
 #define MiB        (1024u * 1024u)
 #define MAX_BUFS   64
 #define ERRNO_MARK 4242 /* errno before the failing call: what it leaves is compared */
+#define HOST_HELD  20000
 
 static int async;
 static cudaStream_t stream;
@@ -41,6 +45,15 @@ __attribute__((noipa)) static void *alloc_weights(void)
     return alloc(&p, 40 * MiB) == cudaSuccess ? p : NULL;
 }
 
+__attribute__((noipa)) static int hold_host(void)
+{
+    for (int i = 0; i < HOST_HELD; i++) {
+        void *p;
+        if (cudaMallocHost(&p, 64) != cudaSuccess) return -1;
+    }
+    return 0;
+}
+
 /* Activations until one fails: returns how many were had, *rc the failure. */
 __attribute__((noipa)) static int grow_activations(void **bufs, cudaError_t *rc)
 {
@@ -59,10 +72,12 @@ int main(int argc, char **argv)
     void *bufs[MAX_BUFS];
     cudaError_t rc = cudaSuccess;
     if (cudaSetDevice(0) != cudaSuccess || cudaStreamCreate(&stream) != cudaSuccess) return 2;
+    if (strcmp(mode, "kill") == 0 && hold_host() != 0) return 2;
     void *weights = alloc_weights();
     if (weights == NULL) return 3;
     int n = grow_activations(bufs, &rc);
     int seen = errno;
+    if (strcmp(mode, "kill") == 0) printf("held %d host buffers\n", HOST_HELD);
     printf("first failure: status %d errno %d after %d activations\n", (int)rc, seen, n);
     fflush(stdout);
     if (rc != cudaErrorMemoryAllocation) return 4;
