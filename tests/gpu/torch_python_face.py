@@ -147,6 +147,12 @@ def main():
                   % (name, g and g.get("peak_live_bytes"), mine))
         text = open(report + ".txt").read()
         check("-- regions" in text, "the text report has the regions section")
+    try:
+        import pytest  # noqa: F401  (the plugin's half needs it on the GPU machine too)
+    except ImportError:
+        print("skip pytest is not installed here: the plugin's half did not run")
+        print("result: %s" % ("ok, plugin not checked" if ok else "FAILED"))
+        sys.exit(0 if ok else 1)
     rc, got, stdout = run_pytest(out)
     check(rc == 1, "pytest --cudafrag exits 1 (a test failed): %d" % rc)
     check(got["test_leaves_cache"][0], "test_leaves_cache passed")
