@@ -56,6 +56,9 @@ static void escaping(void)
     cf_jw_str(&j, "q", "quote \" backslash \\ slash /");
     cf_jw_str(&j, "ws", "a\nb\rc\td");
     cf_jw_str(&j, "ctl", "\x01\x1f");
+    cf_jw_str(&j, "del",
+              "a\x7f"
+              "b");
     /* Valid UTF-8 passes through; a stray byte becomes U+FFFD, a cut sequence too. */
     cf_jw_str(&j, "utf8", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
     cf_jw_str(&j, "bad",
@@ -64,10 +67,10 @@ static void escaping(void)
     cf_jw_str(&j, "none", NULL);
     cf_jw_str(&j, "key \"k\"", "");
     cf_jw_obj_end(&j);
-    check_doc(&b,
-              "{\"q\":\"quote \\\" backslash \\\\ slash /\",\"ws\":\"a\\nb\\rc\\td\","
-              "\"ctl\":\"\\u0001\\u001f\",\"utf8\":\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\","
-              "\"bad\":\"a\\ufffdb\\ufffd\",\"none\":null,\"key \\\"k\\\"\":\"\"}");
+    check_doc(&b, "{\"q\":\"quote \\\" backslash \\\\ slash /\",\"ws\":\"a\\nb\\rc\\td\","
+                  "\"ctl\":\"\\u0001\\u001f\",\"del\":\"a\x7f"
+                  "b\",\"utf8\":\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\","
+                  "\"bad\":\"a\\ufffdb\\ufffd\",\"none\":null,\"key \\\"k\\\"\":\"\"}");
 }
 
 static void numbers(void)
@@ -77,6 +80,10 @@ static void numbers(void)
     cf_jw_arr(&j, NULL);
     cf_jw_u64(&j, NULL, UINT64_MAX);
     cf_jw_i64(&j, NULL, INT64_MIN);
+    cf_jw_u64(&j, NULL, 0);
+    cf_jw_i64(&j, NULL, 0);
+    cf_jw_i64(&j, NULL, -1);
+    cf_jw_i64(&j, NULL, INT64_MAX);
     cf_jw_num(&j, NULL, 3);
     cf_jw_num(&j, NULL, -0.5);
     cf_jw_num(&j, NULL, 1.0 / 3);
@@ -89,7 +96,8 @@ static void numbers(void)
     cf_jw_known(&j, NULL, 7, true);
     cf_jw_known(&j, NULL, 7, false);
     cf_jw_arr_end(&j);
-    check_doc(&b, "[18446744073709551615,-9223372036854775808,3,-0.5,0.333333,1e+300,null,null,"
+    check_doc(&b, "[18446744073709551615,-9223372036854775808,0,0,-1,9223372036854775807,3,-0.5,0."
+                  "333333,1e+300,null,null,"
                   "0.123457,2.00,null,7,null]");
 }
 
