@@ -161,17 +161,11 @@ static bool site_frame(void *ctx, unsigned i, bool want_function, struct cf_owne
 }
 
 /* Graph memory: a graph API's site, or one that allocated while its stream was
- * capturing (freed since, or live at the report). */
-static bool *graph_sites(const struct cf_snap *s)
+ * capturing (freed since, or live at the report: every such allocation was
+ * counted in graph_calls as it was made). */
+static bool graph_site(const struct cf_site *st)
 {
-    bool *graph = calloc(s->nsites + 1, sizeof *graph);
-    if (graph == NULL) return NULL;
-    for (unsigned i = 0; i < s->nsites; i++)
-        graph[i] = cf_api_info[s->sites[i].api].kind == CF_KIND_GRAPH || s->sites[i].graph_calls;
-    for (unsigned i = 0; i < s->nleaks; i++)
-        if (s->leaks[i].site >= 0 && s->leaks[i].kind == CF_KIND_GRAPH)
-            graph[s->leaks[i].site] = true;
-    return graph;
+    return cf_api_info[st->api].kind == CF_KIND_GRAPH || st->graph_calls > 0;
 }
 
 static bool device_memory(enum cf_kind kind)
@@ -195,21 +189,16 @@ int cf_owners_compute(struct cf_snap *s)
 {
     memset(s->owners, 0, sizeof s->owners);
     s->site_owner = malloc(s->nsites + 1);
-    bool *graph = graph_sites(s);
-    if (s->site_owner == NULL || graph == NULL) {
-        free(graph);
-        return -1;
-    }
+    if (s->site_owner == NULL) return -1;
     struct site_frames c = {.s = s};
     for (unsigned i = 0; i < s->nsites; i++) {
         const struct cf_site *st = &s->sites[i];
         c.n = 0;
         for (unsigned f = 0; f < st->nframes && c.n < CF_MAX_FRAMES; f++)
             if (!cf_frame_is_marker(st->frames[f])) c.frames[c.n++] = st->frames[f];
-        s->site_owner[i] = (uint8_t)cf_owner_of_stack(c.n, site_frame, &c, graph[i]);
+        s->site_owner[i] = (uint8_t)cf_owner_of_stack(c.n, site_frame, &c, graph_site(st));
         count_site(s, i);
     }
-    free(graph);
     /* Allocations live at the report that had no call site. */
     for (unsigned i = 0; i < s->nleaks; i++)
         if (s->leaks[i].site < 0 && device_memory(s->leaks[i].kind))
