@@ -13,7 +13,8 @@
 # Each loop prints torch.cuda.max_memory_reserved() at its end. The table says,
 # per loop and setting, the peak reserved advise predicted, the one PyTorch
 # reported, and the error. Both native runs are made whatever the advice (with
-# "keep", the advised setting is the defaults: the row says so).
+# "keep", the advised setting is the defaults: the row says so). Then the same
+# for JAX loops (tests/gpu/jax_advise.py), where JAX is importable.
 #
 # Results go to $OUT (default $TMPDIR/cudafrag-gpu-advise): table.txt, and every
 # stdout, stderr, trace and advice next to it.
@@ -96,4 +97,10 @@ loop() {
 
 loop torch_loop "$ROOT/tests/gpu/torch_loop.py"
 loop lm_train "$ROOT/tests/gpu/lm_train.py"
+# JAX: the xla-bfc model against XLA's pool (tests/gpu/jax_advise.py says how).
+if python3 -c 'import jax' 2>/dev/null; then
+    python3 "$ROOT/tests/gpu/jax_advise.py" "$CF" "$OUT" --steps "$STEPS" | tee -a "$TABLE"
+else
+    echo "jax: not importable, not run" | tee -a "$TABLE"
+fi
 echo "results in $OUT"

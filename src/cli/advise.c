@@ -208,8 +208,7 @@ static void parse_own(struct cf_advise *a, struct cf_adv_setting *s)
     describe(s);
 }
 
-/* A variable's value from the header's framework_env lines; false when unset. */
-static bool recorded(const char *name, char *out, size_t n)
+bool cf_adv_recorded(const char *name, char *out, size_t n)
 {
     char line[2048];
     size_t len = strlen(name);
@@ -245,7 +244,7 @@ static void find_own_setting(struct cf_advise *a)
     if (cf_replay_header("framework_vars", names, sizeof names) == 0) {
         a->own_from = "recorded";
         for (unsigned i = 0; i < 2; i++)
-            if (recorded(vars[i], a->own_conf, sizeof a->own_conf)) {
+            if (cf_adv_recorded(vars[i], a->own_conf, sizeof a->own_conf)) {
                 snprintf(a->var, sizeof a->var, "%s", vars[i]);
                 return;
             }
@@ -291,7 +290,7 @@ static unsigned split_sizes(const struct cf_rp_stream *st, uint64_t out[2])
     return k;
 }
 
-static void add(struct cf_adv_device *d, const struct cf_adv_setting *s)
+void cf_adv_add(struct cf_adv_device *d, const struct cf_adv_setting *s)
 {
     for (unsigned i = 0; i < d->nsettings; i++)
         if (strcmp(d->settings[i].conf, s->conf) == 0) return;
@@ -315,7 +314,7 @@ static void add_pytorch(struct cf_adv_device *d, bool expandable, uint64_t split
         cf_rp_config_set(&s.config, "roundup_power2_divisions", 24, v, strlen(v), err, sizeof err);
     }
     describe(&s);
-    add(d, &s);
+    cf_adv_add(d, &s);
 }
 
 /* The defaults first, the run's own setting, then the grid: expandable
@@ -330,7 +329,7 @@ static void plan(struct cf_advise *a, struct cf_adv_device *d)
     struct cf_adv_setting own = {0};
     add_pytorch(d, false, 0, 0);
     parse_own(a, &own);
-    add(d, &own);
+    cf_adv_add(d, &own);
     unsigned nsplit = a->full ? 1 + split_sizes(d->stream, split + 1) : 1;
     for (unsigned e = 0; e < 2; e++)
         for (unsigned m = 0; m < nsplit; m++)
@@ -339,7 +338,7 @@ static void plan(struct cf_advise *a, struct cf_adv_device *d)
     struct cf_adv_setting async = {0};
     cf_rp_config_default(&async.config, &cf_rp_model_async_pool);
     describe(&async);
-    add(d, &async);
+    cf_adv_add(d, &async);
     for (unsigned i = 0; i < d->nsettings; i++)
         if (strcmp(d->settings[i].conf, own.conf) == 0) d->own = (int)i;
 }
@@ -407,7 +406,25 @@ static int lowest(const struct cf_adv_device *d)
     return low;
 }
 
-static void cautions(struct cf_adv_device *d, int low)
+/* What the pick rests on, for JAX: the smallest pool the run fits in. */
+static void jax_caution(const struct cf_adv_device *d, char *out, size_t n)
+{
+    const struct cf_adv_setting *pick = &d->settings[d->pick];
+    const char *unchecked = pick->unmeasured ? "; the xla-bfc model follows XLA's source but was "
+                                               "not checked on a GPU: check with a run"
+                                             : "";
+    if (strstr(pick->conf, "MEM_FRACTION") && !strstr(pick->conf, "PREALLOCATE") && d->jax_need)
+        snprintf(out, n,
+                 "the smallest preallocated pool this run fits in is %.3f of the device; the "
+                 "fraction advised is at least %.0f %% above it, for the model's error, and the "
+                 "run fits in pools up to 5 %% larger too (best fit can fail in a larger pool)%s",
+                 (double)d->jax_need / (double)d->device_memory, 100.0 * CF_ADV_JAX_HEADROOM,
+                 unchecked);
+    else if (unchecked[0])
+        snprintf(out, n, "%s", unchecked + 2);
+}
+
+static void cautions(struct cf_adv_device *d, int low, bool jax)
 {
     const struct cf_adv_setting *own = &d->settings[d->own];
     char p[32];
@@ -419,9 +436,15 @@ static void cautions(struct cf_adv_device *d, int low)
         snprintf(d->caution[0], sizeof d->caution[0],
                  "%s is predicted %s lower, less than the models' documented error (3 %%): not "
                  "worth a change on this evidence",
-                 best->conf[0] ? best->conf : "PyTorch's defaults", p);
+                 best->conf[0] ? best->conf
+                 : jax         ? "JAX's defaults"
+                               : "PyTorch's defaults",
+                 p);
     }
-    if (d->advice == CF_ADV_CHANGE && (d->settings[d->pick].unmeasured || own->unmeasured))
+    if (d->advice != CF_ADV_CHANGE) return;
+    if (jax)
+        jax_caution(d, d->caution[1], sizeof d->caution[1]);
+    else if (d->settings[d->pick].unmeasured || own->unmeasured)
         snprintf(d->caution[1], sizeof d->caution[1],
                  "the model's figures for max_split_size_mb, roundup_power2_divisions and "
                  "garbage_collection_threshold follow PyTorch's source but were not measured on "
@@ -430,7 +453,7 @@ static void cautions(struct cf_adv_device *d, int low)
 
 /* Keep the run's own setting when nothing that fits beats it by more than the
  * models' error; else the first ranked setting that does. */
-static void decide(struct cf_adv_device *d)
+static void decide(struct cf_adv_device *d, bool jax)
 {
     int low = lowest(d);
     const struct cf_adv_setting *own = &d->settings[d->own];
@@ -461,7 +484,7 @@ static void decide(struct cf_adv_device *d)
         d->saving_frac =
             own->result.peak_footprint ? (double)d->saving / (double)own->result.peak_footprint : 0;
     }
-    cautions(d, low);
+    cautions(d, low, jax);
 }
 
 static int run_device(struct cf_advise *a, struct cf_adv_device *d)
@@ -478,14 +501,17 @@ static int run_device(struct cf_advise *a, struct cf_adv_device *d)
     d->settings = calloc(MAX_SETTINGS, sizeof *d->settings);
     d->rank = calloc(MAX_SETTINGS, sizeof *d->rank);
     if (d->settings == NULL || d->rank == NULL) return -1;
-    plan(a, d);
+    if (a->framework == CF_ADV_JAX)
+        cf_adv_jax_plan(a, d);
+    else
+        plan(a, d);
     struct cf_rp_run_opts ro = {.device_memory = d->device_memory};
     for (unsigned i = 0; i < d->nsettings; i++) {
         struct cf_adv_setting *s = &d->settings[i];
         cf_rp_run(d->stream, &s->config, &ro, &s->result);
         s->result.config = &s->config;
     }
-    decide(d);
+    decide(d, a->framework == CF_ADV_JAX);
     return 0;
 }
 
@@ -514,9 +540,14 @@ int cf_advise_run(struct cf_advise *a, const char *trace, const struct cf_snap *
         return -1;
     }
     find_framework(a);
-    find_own_setting(a);
-    a->segments = cache_segments(a);
-    if (a->framework == CF_ADV_JAX || a->segments) return 0;
+    if (a->framework == CF_ADV_JAX) {
+        snprintf(a->var, sizeof a->var, "XLA_PYTHON_CLIENT_PREALLOCATE, *_MEM_FRACTION");
+        a->segments = !cf_adv_jax_block_level(a);
+    } else {
+        find_own_setting(a);
+        a->segments = cache_segments(a);
+    }
+    if (a->segments) return 0;
     for (int dv = 0; dv < CF_RP_MAX_DEVICES; dv++) {
         struct cf_rp_stream *s = a->cap.dev[dv];
         if (s == NULL || s->nallocs == 0) continue;

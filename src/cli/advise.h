@@ -23,6 +23,13 @@ struct cf_snap;
  * driver reported on an H200 (docs/replay.md, "Accuracy"): a difference below
  * this fraction of the run's own peak is not evidence. */
 #define CF_ADV_MODEL_ERROR 0.03
+/* The MEM_FRACTION advised for JAX is the smallest limit the run fits in, plus
+ * this much: the model's error, and room for what XLA allocates differently
+ * when its pool is on (autotuning scratch, which it may leave out when short). */
+#define CF_ADV_JAX_HEADROOM 0.05
+/* Whether the xla-bfc model's figures were checked against JAX on a GPU
+ * (docs/replay.md). */
+#define CF_ADV_JAX_MEASURED false
 
 enum cf_adv_framework { CF_ADV_UNKNOWN, CF_ADV_PYTORCH, CF_ADV_JAX };
 enum cf_adv_advice { CF_ADV_KEEP, CF_ADV_CHANGE, CF_ADV_NONE_FITS };
@@ -44,7 +51,8 @@ struct cf_adv_device {
     unsigned *rank; /* settings, best first */
     int own, pick;  /* the run's own setting; the advised one (-1: none fits) */
     enum cf_adv_advice advice;
-    int64_t saving; /* own peak - picked peak (bytes) */
+    uint64_t jax_need; /* JAX: the smallest preallocated limit that fits (0: none, or not run) */
+    int64_t saving;    /* own peak - picked peak (bytes) */
     double saving_frac;
     char caution[2][512];
 };
@@ -66,8 +74,9 @@ struct cf_advise {
     uint64_t framework_allocs, allocs;
     bool segments; /* the allocations are a cache's segments: no advice */
     /* The run's own setting (docs/replay.md): the variable, its value, where from. */
-    char var[32], own_conf[1024], not_modelled[512];
-    const char *own_from; /* "recorded", "blocks", "not recorded" */
+    char var[64], own_conf[1024], not_modelled[512];
+    char fraction_var[32]; /* JAX: the MEM_FRACTION variable the run used */
+    const char *own_from;  /* "recorded", "blocks", "not recorded" */
     struct cf_adv_device devs[CF_RP_MAX_DEVICES];
     unsigned ndevs;
 };
@@ -79,6 +88,17 @@ void cf_advise_event(const struct cf_event *e, void *a);
 /* Once the trace is read, while its replay is still open: the settings run.
  * 0, or -1 after a message (out of memory). */
 int cf_advise_run(struct cf_advise *a, const char *trace, const struct cf_snap *snap);
+
+/* advise.c's helpers that advise_jax.c shares. */
+void cf_adv_add(struct cf_adv_device *d, const struct cf_adv_setting *s);
+/* A variable's value as recorded at the run's start; false when unset. */
+bool cf_adv_recorded(const char *name, char *out, size_t n);
+
+/* The JAX half (advise_jax.c). */
+bool cf_adv_jax_block_level(const struct cf_advise *a);
+void cf_adv_jax_describe(const struct cf_advise *a, struct cf_adv_setting *s);
+/* The settings tried for a JAX run, the run's own among them (d->own). */
+void cf_adv_jax_plan(struct cf_advise *a, struct cf_adv_device *d);
 
 /* The setting as one environment line: "PYTORCH_CUDA_ALLOC_CONF=..." */
 void cf_advise_line(const struct cf_advise *a, const struct cf_adv_setting *s, char *out, size_t n);

@@ -16,22 +16,39 @@
 
 #define TOP 5 /* settings listed besides the run's own */
 
-static const char *const no_jax_model = "no JAX allocator model: cudafrag advise covers PyTorch";
 static const char *const segments_note =
     "no advice: these allocations are PyTorch's cache segments, not its tensors; trace the "
     "run with `cudafrag run --blocks --trace` or import a memory snapshot (`cudafrag import`)";
+static const char *const pool_note =
+    "no advice: these allocations are XLA's pool regions, not its buffers; trace the run with "
+    "`cudafrag run --blocks --trace` (XLA_PYTHON_CLIENT_ALLOCATOR=platform)";
+
+static bool jax(const struct cf_advise *a)
+{
+    return a->framework == CF_ADV_JAX;
+}
+
+static const char *note_of(const struct cf_advise *a)
+{
+    return !a->segments ? NULL : jax(a) ? pool_note : segments_note;
+}
 
 void cf_advise_line(const struct cf_advise *a, const struct cf_adv_setting *s, char *out, size_t n)
 {
-    if (s->conf[0])
+    if (jax(a) && s->conf[0])
+        snprintf(out, n, "%s", s->conf);
+    else if (jax(a))
+        snprintf(out, n, "unset XLA_PYTHON_CLIENT_PREALLOCATE and %s (JAX's defaults)",
+                 a->fraction_var);
+    else if (s->conf[0])
         snprintf(out, n, "%s=%s", a->var, s->conf);
     else
         snprintf(out, n, "unset %s (PyTorch's defaults)", a->var);
 }
 
-static const char *name_of(const struct cf_adv_setting *s)
+static const char *name_of(const struct cf_advise *a, const struct cf_adv_setting *s)
 {
-    return s->conf[0] ? s->conf : "PyTorch's defaults";
+    return s->conf[0] ? s->conf : jax(a) ? "JAX's defaults" : "PyTorch's defaults";
 }
 
 static const char *B(uint64_t v, char *buf, size_t n)
@@ -41,8 +58,25 @@ static const char *B(uint64_t v, char *buf, size_t n)
 
 /* ---- text ---- */
 
+static void own_text_jax(const struct cf_advise *a, struct cf_buf *o)
+{
+    if (strcmp(a->own_from, "recorded") != 0)
+        cf_buf_puts(o, "your setting: not recorded in this trace: taken as JAX's defaults\n");
+    else if (a->own_conf[0])
+        cf_buf_printf(o, "your setting: %s (recorded at start)\n", a->own_conf);
+    else
+        cf_buf_puts(o, "your setting: JAX's defaults (preallocate 75 % of the device; "
+                       "XLA_PYTHON_CLIENT_PREALLOCATE and the MEM_FRACTION variables were not "
+                       "set)\n");
+    if (a->not_modelled[0]) cf_buf_printf(o, "  not modelled, left out: %s\n", a->not_modelled);
+}
+
 static void own_text(const struct cf_advise *a, struct cf_buf *o)
 {
+    if (jax(a)) {
+        own_text_jax(a, o);
+        return;
+    }
     if (a->own_conf[0])
         cf_buf_printf(o, "your setting: %s=%s (%s)\n", a->var, a->own_conf,
                       strcmp(a->own_from, "blocks") == 0 ? "recorded in CUDAFRAG_BLOCKS"
@@ -75,12 +109,13 @@ static void framework_text(const struct cf_advise *a, struct cf_buf *o)
     if (a->blocks[0]) cf_buf_printf(o, "blocks: %s\n", a->blocks);
 }
 
-static void row_text(const struct cf_adv_device *d, unsigned i, struct cf_buf *o)
+static void row_text(const struct cf_advise *a, const struct cf_adv_device *d, unsigned i,
+                     struct cf_buf *o)
 {
     const struct cf_adv_setting *s = &d->settings[i], *own = &d->settings[d->own];
     char b[32], vs[32] = "-";
     if (s->result.error[0]) {
-        cf_buf_printf(o, "    %12s  %9s  %s (%s)\n", "-", "-", name_of(s), s->result.error);
+        cf_buf_printf(o, "    %12s  %9s  %s (%s)\n", "-", "-", name_of(a, s), s->result.error);
         return;
     }
     if ((int)i != d->own && own->result.peak_footprint)
@@ -88,7 +123,7 @@ static void row_text(const struct cf_adv_device *d, unsigned i, struct cf_buf *o
                  100.0 *
                      ((double)s->result.peak_footprint / (double)own->result.peak_footprint - 1.0));
     cf_buf_printf(o, "    %12s  %9s  %s%s%s\n", B(s->result.peak_footprint, b, sizeof b), vs,
-                  name_of(s), (int)i == d->own ? " (your setting)" : "",
+                  name_of(a, s), (int)i == d->own ? " (your setting)" : "",
                   s->result.oom ? " (out of memory)" : "");
 }
 
@@ -99,7 +134,7 @@ static void advice_text(const struct cf_advise *a, const struct cf_adv_device *d
     if (d->advice == CF_ADV_NONE_FITS) {
         const struct cf_adv_setting *least = &d->settings[d->rank[0]];
         cf_buf_printf(o, "  use: none of the settings tried fits in %s; the least, %s, needs %s\n",
-                      B(d->device_memory, b1, sizeof b1), name_of(least),
+                      B(d->device_memory, b1, sizeof b1), name_of(a, least),
                       B(least->result.peak_footprint, b2, sizeof b2));
         return;
     }
@@ -108,7 +143,7 @@ static void advice_text(const struct cf_advise *a, const struct cf_adv_device *d
         cf_buf_printf(o,
                       "  use: keep your setting (%s): predicted peak reserved %s; no setting "
                       "tried is predicted more than 3 %% lower\n",
-                      name_of(own), B(own->result.peak_footprint, b1, sizeof b1));
+                      name_of(a, own), B(own->result.peak_footprint, b1, sizeof b1));
     } else {
         cf_advise_line(a, pick, line, sizeof line);
         cf_buf_printf(o, "  use: %s\n", line);
@@ -149,7 +184,7 @@ static void device_text(const struct cf_advise *a, const struct cf_adv_device *d
         unsigned i = d->rank[r];
         if (r >= TOP && (own_shown || (int)i != d->own)) continue;
         own_shown |= (int)i == d->own;
-        row_text(d, i, o);
+        row_text(a, d, i, o);
     }
 }
 
@@ -157,12 +192,8 @@ void cf_advise_render_text(const struct cf_advise *a, struct cf_buf *o)
 {
     cf_buf_printf(o, "-- allocator advice for %s --\nprogram: %s\n", a->trace, a->program);
     framework_text(a, o);
-    if (a->framework == CF_ADV_JAX) {
-        cf_buf_printf(o, "%s\n", no_jax_model);
-        return;
-    }
     if (a->segments) {
-        cf_buf_printf(o, "%s\n", segments_note);
+        cf_buf_printf(o, "%s\n", note_of(a));
         return;
     }
     own_text(a, o);
@@ -170,7 +201,11 @@ void cf_advise_render_text(const struct cf_advise *a, struct cf_buf *o)
         cf_buf_puts(o, "no device-memory allocation in the trace: nothing to advise\n");
     for (unsigned i = 0; i < a->ndevs; i++)
         device_text(a, &a->devs[i], o);
-    if (a->ndevs)
+    if (a->ndevs && jax(a))
+        cf_buf_puts(
+            o, "\npeak = the xla-bfc model's peak pool (peak_pool_bytes in JAX's memory_stats()); "
+               "when\npreallocated, the whole limit (docs/replay.md)\n");
+    else if (a->ndevs)
         cf_buf_puts(o, "\npeak = the model's peak reserved memory; the pytorch and async-pool "
                        "models are within 3 % of\nPyTorch's and the driver's own figures on an "
                        "H200 (docs/replay.md)\n");
@@ -180,10 +215,10 @@ void cf_advise_render_text(const struct cf_advise *a, struct cf_buf *o)
 
 void cf_advise_render_section(const struct cf_advise *a, struct cf_buf *o)
 {
-    if (a->framework != CF_ADV_PYTORCH || a->segments || a->ndevs == 0) return;
+    if (a->framework == CF_ADV_UNKNOWN || a->segments || a->ndevs == 0) return;
     char line[320], b1[32], b2[32];
-    cf_buf_printf(o, "\n-- setting to use (PyTorch; every setting: cudafrag advise %s) --\n",
-                  a->trace);
+    cf_buf_printf(o, "\n-- setting to use (%s; every setting: cudafrag advise %s) --\n",
+                  jax(a) ? "JAX" : "PyTorch", a->trace);
     for (unsigned i = 0; i < a->ndevs; i++) {
         const struct cf_adv_device *d = &a->devs[i];
         const struct cf_adv_setting *own = &d->settings[d->own];
@@ -191,8 +226,8 @@ void cf_advise_render_section(const struct cf_advise *a, struct cf_buf *o)
         if (d->advice == CF_ADV_NONE_FITS) {
             cf_buf_puts(o, "no setting tried fits in the device's memory\n");
         } else if (d->advice == CF_ADV_KEEP) {
-            cf_buf_printf(o, "keep your setting (%s): predicted peak reserved %s\n", name_of(own),
-                          B(own->result.peak_footprint, b1, sizeof b1));
+            cf_buf_printf(o, "keep your setting (%s): predicted peak reserved %s\n",
+                          name_of(a, own), B(own->result.peak_footprint, b1, sizeof b1));
         } else {
             cf_advise_line(a, &d->settings[d->pick], line, sizeof line);
             cf_buf_printf(o, "%s: predicted peak reserved %s", line,
@@ -258,6 +293,7 @@ static void json_device(const struct cf_advise *a, const struct cf_adv_device *d
     json_setting(a, d, (unsigned)d->own, "own", j);
     json_saving(d, j);
     cf_jw_fixed(j, "model_error", CF_ADV_MODEL_ERROR, 2);
+    if (jax(a)) cf_jw_known(j, "jax_need_bytes", d->jax_need, d->jax_need != 0);
     cf_jw_arr(j, "cautions");
     for (unsigned c = 0; c < 2; c++)
         if (d->caution[c][0]) cf_jw_str(j, NULL, d->caution[c]);
@@ -283,10 +319,7 @@ void cf_advise_render_json(const struct cf_advise *a, struct cf_buf *o)
     cf_jw_str(&j, "own_setting", a->own_conf);
     cf_jw_str(&j, "own_setting_from", a->own_from ? a->own_from : "");
     cf_jw_str(&j, "not_modelled", a->not_modelled);
-    cf_jw_str(&j, "note",
-              a->framework == CF_ADV_JAX ? no_jax_model
-              : a->segments              ? segments_note
-                                         : NULL);
+    cf_jw_str(&j, "note", note_of(a));
     cf_jw_arr(&j, "devices");
     for (unsigned i = 0; i < a->ndevs; i++)
         json_device(a, &a->devs[i], &j);

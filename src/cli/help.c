@@ -52,8 +52,9 @@ static const struct help helps[] = {
      "                       [--sweep [MODEL:]KNOB=V1,V2,...]... [--json] [--check[=N]] TRACE\n"
      "       cudafrag replay --models\n",
      "replay runs TRACE's device-memory allocations through allocator models (lower-bound,\n"
-     "driver, pytorch, async-pool, arena; default all) and prints each one's peak footprint,\n"
-     "fragmentation, driver calls and out-of-memory point (docs/replay.md).\n"
+     "driver, pytorch, async-pool, arena by default; xla-bfc, JAX's, when asked for) and\n"
+     "prints each one's peak footprint, fragmentation, driver calls and out-of-memory point\n"
+     "(docs/replay.md).\n"
      "\n"
      "  --device-memory SIZE  memory of the device (default: from the trace)\n"
      "  --model SPEC          a model and its knobs, e.g. pytorch:max_split_size_mb=128\n"

@@ -203,7 +203,8 @@ int cf_whatif_plan(struct cf_whatif *w, const char *sub)
     struct options *o = &w->o;
     if (o->nbase == 0)
         for (unsigned i = 0; i < cf_rp_nmodels; i++)
-            cf_rp_config_default(&o->base[o->nbase++], cf_rp_models[i]);
+            if (!cf_rp_models[i]->on_request)
+                cf_rp_config_default(&o->base[o->nbase++], cf_rp_models[i]);
     for (unsigned i = 0; i < o->nbase; i++)
         p->rows[p->nrows++] = o->base[i];
     for (unsigned k = 0; k < o->nsweeps; k++) {

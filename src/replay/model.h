@@ -59,6 +59,9 @@ struct cf_rp_model_def {
     const char *name, *summary;
     const struct cf_rp_knob_def *knobs;
     unsigned nknobs;
+    /* Not in the default what-if table: a framework's allocator whose row means
+     * something only for that framework's runs (asked for with --model). */
+    bool on_request;
     /* NULL when out of host memory or the model cannot start (*why says why). */
     struct cf_rp_model *(*create)(const struct cf_rp_setup *setup, const char **why);
     /* Serves the allocation in every case, so the replay stays in step with the
@@ -77,7 +80,7 @@ struct cf_rp_model_def {
 };
 
 extern const struct cf_rp_model_def cf_rp_model_lower_bound, cf_rp_model_driver,
-    cf_rp_model_pytorch, cf_rp_model_async_pool, cf_rp_model_arena;
+    cf_rp_model_pytorch, cf_rp_model_async_pool, cf_rp_model_arena, cf_rp_model_xla_bfc;
 /* Every model, in the order the table lists them. */
 extern const struct cf_rp_model_def *const cf_rp_models[];
 extern const unsigned cf_rp_nmodels;

@@ -6,7 +6,7 @@
 
 const struct cf_rp_model_def *const cf_rp_models[] = {
     &cf_rp_model_lower_bound, &cf_rp_model_driver, &cf_rp_model_pytorch,
-    &cf_rp_model_async_pool,  &cf_rp_model_arena,
+    &cf_rp_model_async_pool,  &cf_rp_model_arena,  &cf_rp_model_xla_bfc,
 };
 const unsigned cf_rp_nmodels = sizeof cf_rp_models / sizeof cf_rp_models[0];
 

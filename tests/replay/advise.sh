@@ -7,8 +7,10 @@
 # `cudafrag replay` gives for that setting, the same bytes twice. Odd sizes above
 # 1 MiB get expandable segments, shapes a cache reuses exactly get "keep"; the
 # user's recorded setting is the one compared with; a device too small for it
-# gets another setting; JAX, a cache's segments and imported snapshots are each
-# said for what they are; the text report of a --blocks run has the one line.
+# gets another setting; a cache's segments and imported snapshots are each said
+# for what they are; JAX-like streams of the same shapes (through an XLA
+# stand-in) get the smallest XLA_PYTHON_CLIENT_MEM_FRACTION that fits, checked
+# against the replay, the user's own XLA settings and XLA's pool regions; the text report of a --blocks run has the one line.
 set -u
 cudafrag=$1 workload=$2 workload_jax=$3 snapshots=$4
 . "$(dirname "$0")/../lib.sh"
@@ -174,12 +176,68 @@ grep -q 'setting to use' report.json && fail "a section in the JSON report"
 traced plain "$workload" odd-large
 "$cudafrag" report plain.cftrace | grep -q 'setting to use' && fail "a section without --blocks"
 
+# jax_rules NAME: the JAX advice (xla-bfc model) on every shape: the smallest
+# preallocated fraction that fits, with the headroom, at three decimals; the
+# replay's own figure for it, and fitting in pools up to 5 % larger.
+jax_rules() {
+    name=$1
+    python3 - "$name.advice.json" "$name.cftrace" "$cudafrag" <<'EOF' || fail "$name: $(cat "$name.advice")"
+import json, subprocess, sys
+j = json.load(open(sys.argv[1]))
+assert j["framework"] == "JAX" and j["note"] is None, (j["framework"], j["note"])
+d = j["devices"][0]
+total, need, rec = d["device_memory_bytes"], d["jax_need_bytes"], d["recommended"]
+assert d["advice"] == "change" and rec["model"].startswith("xla-bfc:preallocate=True"), d
+frac = float(rec["conf"].split("=")[1])
+assert rec["conf"] == "XLA_PYTHON_CLIENT_MEM_FRACTION=%g" % frac, rec["conf"]
+assert frac * total >= need * 1.05 and frac <= 1, (frac, need)
+assert rec["peak_reserved_bytes"] == int(total * frac) // 256 * 256, rec  # the limit, in 256 B
+assert need >= d["peak_live_bytes"], (need, d["peak_live_bytes"])
+grow = [s for s in d["settings"] if s["conf"] == "XLA_PYTHON_CLIENT_PREALLOCATE=false"]
+assert len(grow) == 1 and grow[0]["driver_calls"] > 1, d["settings"]
+assert d["own"]["peak_reserved_bytes"] == int(total * 0.75), d["own"]
+def replay(f):
+    out = subprocess.run([sys.argv[3], "replay", "--json", "--model",
+                          "xla-bfc:mem_fraction=%.17g" % f, sys.argv[2]],
+                         capture_output=True, text=True, check=True).stdout
+    return json.loads(out)["devices"][0]["models"][0]
+r = replay(frac)
+assert r["peak_footprint_bytes"] == rec["peak_reserved_bytes"] and not r["oom"], r
+for k in range(1, 6):  # and in pools up to 5 % larger
+    assert not replay(frac * (1 + 0.01 * k))["oom"], (frac, k)
+assert not replay(need / total)["oom"], need  # need itself was seen to fit
+EOF
+}
+
+for mode in odd-large fixed small kv-growth streams; do
+    t_case=jax-$mode
+    traced "jax-$mode" "$workload_jax" "$mode" --blocks
+    advised "jax-$mode"
+    jax_rules "jax-$mode"
+done
 t_case=jax
-traced jax "$workload_jax" odd-large --blocks
-advised jax
-grep -qx "no JAX allocator model: cudafrag advise covers PyTorch" jax.advice || fail "$(cat jax.advice)"
-[ "$(field jax "(j['framework'], j['devices'])")" = "('JAX', [])" ] || fail "$(cat jax.advice.json)"
-"$cudafrag" report jax.cftrace | grep -q 'setting to use' && fail "a section for JAX"
+grep -q "^your setting: JAX's defaults" jax-odd-large.advice || fail "$(cat jax-odd-large.advice)"
+grep -q "^  use: XLA_PYTHON_CLIENT_MEM_FRACTION=0\.[0-9]*$" jax-odd-large.advice ||
+    fail "$(cat jax-odd-large.advice)"
+"$cudafrag" report jax-odd-large.cftrace >jax.report || fail "report of the JAX trace"
+grep -q "^-- setting to use (JAX; every setting: cudafrag advise jax-odd-large.cftrace) --" jax.report &&
+    grep -q "^  device 0: XLA_PYTHON_CLIENT_MEM_FRACTION=0\.[0-9]*: predicted peak reserved" jax.report ||
+    fail "no JAX section in the report: $(cat jax.report)"
+# The user's own settings, recorded at start, are the ones compared with.
+XLA_PYTHON_CLIENT_MEM_FRACTION=.5 traced jax-own "$workload_jax" odd-large --blocks
+advised jax-own
+[ "$(field jax-own "(j['own_setting'], j['devices'][0]['own']['peak_reserved_bytes'])")" = \
+    "('XLA_PYTHON_CLIENT_MEM_FRACTION=0.5', 8589934592)" ] || fail "$(cat jax-own.advice)"
+XLA_PYTHON_CLIENT_PREALLOCATE=false traced jax-grow "$workload_jax" odd-large --blocks
+advised jax-grow
+[ "$(field jax-grow "j['devices'][0]['own']['conf']")" = "XLA_PYTHON_CLIENT_PREALLOCATE=false" ] ||
+    fail "$(cat jax-grow.advice)"
+# Without --blocks the allocations are XLA's pool regions: no advice.
+traced jax-pool "$workload_jax" odd-large
+advised jax-pool
+grep -q "^no advice: these allocations are XLA's pool regions" jax-pool.advice ||
+    fail "$(cat jax-pool.advice)"
+"$cudafrag" report jax-pool.cftrace | grep -q 'setting to use' && fail "a section for JAX's pool"
 
 t_case=segments
 # Without --blocks, 2 MiB-multiple sizes from libc10_cuda.so are the cache's segments.

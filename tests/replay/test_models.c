@@ -430,6 +430,79 @@ static void arena(void)
     h_end(&h);
 }
 
+/* XLA's BFC allocator growing (JAX with XLA_PYTHON_CLIENT_PREALLOCATE=false):
+ * regions double from 2 MiB, except after a region that had to grow to hold
+ * its request; a chunk is split only when twice the request. */
+static void xla_bfc_growth(void)
+{
+    h_start(&h, "xla-bfc:preallocate=False,mem_fraction=1", 16 * GiB);
+    uint32_t a = h_alloc(&h, MiB, 0); /* a 2 MiB region, split: 1 MiB left free */
+    CHECK_EQ(h.m->footprint, 2 * MiB);
+    CHECK_EQ(h.m->granted, MiB);
+    uint32_t b = h_alloc(&h, MiB, 0); /* the free 1 MiB, exactly */
+    CHECK_EQ(h.m->footprint, 2 * MiB);
+    h_alloc(&h, 3 * MiB, 0); /* the next region is 4 MiB; 4 < 2 x 3: granted whole */
+    CHECK_EQ(h.m->footprint, 6 * MiB);
+    CHECK_EQ(h.m->granted, 6 * MiB);
+    h_alloc(&h, 10 * MiB, 0); /* 8 MiB is short: 16 MiB, and the size stays 16 */
+    CHECK_EQ(h.m->footprint, 22 * MiB);
+    CHECK_EQ(h.m->granted, 22 * MiB);
+    h_alloc(&h, 100, 0); /* 16 MiB again (then 32), split: 256 B granted */
+    CHECK_EQ(h.m->footprint, 38 * MiB);
+    CHECK_EQ(h.m->granted, 22 * MiB + 256);
+    CHECK_EQ(h.m->driver_calls, 4);
+    h_free(&h, a);
+    h_free(&h, b); /* merged with a: one free 2 MiB chunk */
+    /* Best fit: the 2 MiB chunk, not the 16 MiB region's rest; 2 < 2 x 1.5 and
+     * 0.5 MiB of waste: granted whole. */
+    h_alloc(&h, 3 * MiB / 2, 0);
+    CHECK_EQ(h.m->footprint, 38 * MiB);
+    CHECK_EQ(h.m->granted, 22 * MiB + 256);
+    CHECK(fabs(h.m->def->ext_frag(h.m)) < 1e-9); /* one free chunk: the rest of region 5 */
+    h_end(&h);
+}
+
+/* JAX's default: the first request takes the whole limit (mem_fraction of the
+ * device) as one region; a chunk wasting 128 MiB or more is split. */
+static void xla_bfc_preallocate(void)
+{
+    h_start(&h, "xla-bfc", 2 * GiB); /* mem_fraction 0.75: 1.5 GiB */
+    uint32_t a = h_alloc(&h, 1000, 0);
+    CHECK_EQ(h.m->footprint, 1536 * MiB);
+    CHECK_EQ(h.m->granted, 1024);
+    CHECK_EQ(h.m->driver_calls, 1);
+    h_free(&h, a);
+    h_end(&h);
+
+    h_start(&h, "xla-bfc:mem_fraction=0.5", 2 * GiB); /* 1 GiB */
+    h_alloc(&h, 600 * MiB, 0); /* 1024 < 2 x 600, but 424 MiB would be wasted: split */
+    CHECK_EQ(h.m->granted, 600 * MiB);
+    h_alloc(&h, 300 * MiB, 0); /* 424 MiB free: 124 MiB of waste, kept whole */
+    CHECK_EQ(h.m->granted, 1024 * MiB);
+    bool fits = true;
+    h_alloc_at(&h, 1, 0, CF_RP_POOL, 0, &fits); /* nothing free, the limit reached */
+    CHECK(!fits);
+    CHECK_EQ(h.m->driver_calls, 2); /* the refused call is counted */
+    h_end(&h);
+
+    /* Growth stops at the limit: the last region is what is left of it. */
+    h_start(&h, "xla-bfc:preallocate=False,mem_fraction=0.5", 20 * MiB); /* 10 MiB */
+    h_alloc(&h, 2 * MiB, 0);                                             /* 2 MiB */
+    h_alloc(&h, 4 * MiB, 0);                                             /* 4 MiB */
+    h_alloc(&h, 3 * MiB, 0); /* 8 MiB asked, 4 MiB left: 4 MiB */
+    CHECK_EQ(h.m->footprint, 10 * MiB);
+    h_alloc_at(&h, MiB + 1, 0, CF_RP_POOL, 0, &fits); /* 1 MiB free, nothing left */
+    CHECK(!fits);
+    h_end(&h);
+
+    CHECK(cf_rp_config_parse("xla-bfc", &h.cfg, (char[128]){0}, 128) == 0);
+    struct cf_rp_setup st = {.device_memory = CF_RP_UNLIMITED, .nallocs = 1};
+    memcpy(st.knob, h.cfg.val, sizeof st.knob);
+    const char *why = NULL;
+    CHECK(h.cfg.def->create(&st, &why) == NULL); /* preallocate needs the device's size */
+    CHECK(why != NULL && strstr(why, "--device-memory") != NULL);
+}
+
 int main(void)
 {
     lower_bound();
@@ -448,6 +521,8 @@ int main(void)
     async_pool_release();
     async_pool_range();
     arena();
+    xla_bfc_growth();
+    xla_bfc_preallocate();
     printf("replay models: all checks passed\n");
     return 0;
 }

@@ -25,6 +25,9 @@ static const char *const specs[] = {
     "async-pool:release_threshold=128M",
     "arena",
     "arena:slack=0",
+    "xla-bfc",
+    "xla-bfc:preallocate=False",
+    "xla-bfc:preallocate=False,mem_fraction=0.3",
 };
 #define NSPECS (sizeof specs / sizeof specs[0])
 
