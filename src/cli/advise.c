@@ -9,6 +9,7 @@
 
 #include "cli/cache_use.h"
 #include "cli/replay.h"
+#include "config/config.h"
 #include "record/event.h"
 #include "record/record.h"
 #include "replay/caches.h"
@@ -78,6 +79,17 @@ void cf_advise_event(const struct cf_event *e, void *ctx)
         site_frames(s, e);
     else
         s->allocs++;
+}
+
+void cf_advise_blocks_event(const struct cf_event *e, void *ctx)
+{
+    struct cf_advise *a = ctx;
+    if (!a->decided) {
+        const char *blocks = cf_opt_str(CF_OPT_BLOCKS);
+        a->decided = true;
+        a->not_blocks = blocks == NULL || blocks[0] == '\0';
+    }
+    if (!a->not_blocks) cf_advise_event(e, a);
 }
 
 /* The framework most allocations came through; JAX only where PyTorch made none. */

@@ -79,12 +79,17 @@ struct cf_advise {
     const char *own_from;  /* "recorded", "blocks", "not recorded" */
     struct cf_adv_device devs[CF_RP_MAX_DEVICES];
     unsigned ndevs;
+    bool decided, not_blocks; /* cf_advise_blocks_event: the trace is not a --blocks run */
 };
 
 struct cf_advise *cf_advise_new(bool full, uint64_t device_memory);
 void cf_advise_free(struct cf_advise *a);
 /* The replay's after_event hook. */
 void cf_advise_event(const struct cf_event *e, void *a);
+/* The same for the report's section and the HTML page, which advise on
+ * `--blocks` runs only: at the first event (CUDAFRAG_BLOCKS adopted from the
+ * trace by then) a trace without it sets a->not_blocks and is not captured. */
+void cf_advise_blocks_event(const struct cf_event *e, void *a);
 /* Once the trace is read, while its replay is still open: the settings run.
  * 0, or -1 after a message (out of memory). */
 int cf_advise_run(struct cf_advise *a, const char *trace, const struct cf_snap *snap);
@@ -102,6 +107,8 @@ void cf_adv_jax_plan(struct cf_advise *a, struct cf_adv_device *d);
 
 /* The setting as one environment line: "PYTORCH_CUDA_ALLOC_CONF=..." */
 void cf_advise_line(const struct cf_advise *a, const struct cf_adv_setting *s, char *out, size_t n);
+/* The setting as the advice names it: its conf, or "PyTorch's defaults" / "JAX's defaults". */
+const char *cf_advise_name(const struct cf_advise *a, const struct cf_adv_setting *s);
 void cf_advise_render_text(const struct cf_advise *a, struct cf_buf *out);
 void cf_advise_render_json(const struct cf_advise *a, struct cf_buf *out);
 /* The text report's short section (nothing when the trace is not a PyTorch

@@ -46,7 +46,7 @@ void cf_advise_line(const struct cf_advise *a, const struct cf_adv_setting *s, c
         snprintf(out, n, "unset %s (PyTorch's defaults)", a->var);
 }
 
-static const char *name_of(const struct cf_advise *a, const struct cf_adv_setting *s)
+const char *cf_advise_name(const struct cf_advise *a, const struct cf_adv_setting *s)
 {
     return s->conf[0] ? s->conf : jax(a) ? "JAX's defaults" : "PyTorch's defaults";
 }
@@ -115,7 +115,8 @@ static void row_text(const struct cf_advise *a, const struct cf_adv_device *d, u
     const struct cf_adv_setting *s = &d->settings[i], *own = &d->settings[d->own];
     char b[32], vs[32] = "-";
     if (s->result.error[0]) {
-        cf_buf_printf(o, "    %12s  %9s  %s (%s)\n", "-", "-", name_of(a, s), s->result.error);
+        cf_buf_printf(o, "    %12s  %9s  %s (%s)\n", "-", "-", cf_advise_name(a, s),
+                      s->result.error);
         return;
     }
     if ((int)i != d->own && own->result.peak_footprint)
@@ -123,7 +124,7 @@ static void row_text(const struct cf_advise *a, const struct cf_adv_device *d, u
                  100.0 *
                      ((double)s->result.peak_footprint / (double)own->result.peak_footprint - 1.0));
     cf_buf_printf(o, "    %12s  %9s  %s%s%s\n", B(s->result.peak_footprint, b, sizeof b), vs,
-                  name_of(a, s), (int)i == d->own ? " (your setting)" : "",
+                  cf_advise_name(a, s), (int)i == d->own ? " (your setting)" : "",
                   s->result.oom ? " (out of memory)" : "");
 }
 
@@ -134,7 +135,7 @@ static void advice_text(const struct cf_advise *a, const struct cf_adv_device *d
     if (d->advice == CF_ADV_NONE_FITS) {
         const struct cf_adv_setting *least = &d->settings[d->rank[0]];
         cf_buf_printf(o, "  use: none of the settings tried fits in %s; the least, %s, needs %s\n",
-                      B(d->device_memory, b1, sizeof b1), name_of(a, least),
+                      B(d->device_memory, b1, sizeof b1), cf_advise_name(a, least),
                       B(least->result.peak_footprint, b2, sizeof b2));
         return;
     }
@@ -143,7 +144,7 @@ static void advice_text(const struct cf_advise *a, const struct cf_adv_device *d
         cf_buf_printf(o,
                       "  use: keep your setting (%s): predicted peak reserved %s; no setting "
                       "tried is predicted more than 3 %% lower\n",
-                      name_of(a, own), B(own->result.peak_footprint, b1, sizeof b1));
+                      cf_advise_name(a, own), B(own->result.peak_footprint, b1, sizeof b1));
     } else {
         cf_advise_line(a, pick, line, sizeof line);
         cf_buf_printf(o, "  use: %s\n", line);
@@ -227,7 +228,7 @@ void cf_advise_render_section(const struct cf_advise *a, struct cf_buf *o)
             cf_buf_puts(o, "no setting tried fits in the device's memory\n");
         } else if (d->advice == CF_ADV_KEEP) {
             cf_buf_printf(o, "keep your setting (%s): predicted peak reserved %s\n",
-                          name_of(a, own), B(own->result.peak_footprint, b1, sizeof b1));
+                          cf_advise_name(a, own), B(own->result.peak_footprint, b1, sizeof b1));
         } else {
             cf_advise_line(a, &d->settings[d->pick], line, sizeof line);
             cf_buf_printf(o, "%s: predicted peak reserved %s", line,

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/collect.h"
+#include "cli/html_advice.h"
 #include "cli/html_owners.h"
 #include "cli/html_style.h"
 #include "cli/html_whatif.h"
@@ -445,7 +446,7 @@ static void findings(struct cf_buf *b, const struct cf_snap *s)
 }
 
 static void page(struct cf_buf *b, const struct cf_coll *c, const char *trace,
-                 const struct cf_rp_table *whatif)
+                 const struct cf_rp_table *whatif, const struct cf_advise *advice)
 {
     const struct cf_snap *s = &c->snap;
     head(b, s);
@@ -458,6 +459,7 @@ static void page(struct cf_buf *b, const struct cf_coll *c, const char *trace,
     sites(b, s);
     fragmentation(b, s);
     cf_html_whatif(b, whatif);
+    cf_html_advice(b, advice);
     ooms(b, s);
     findings(b, s);
     cf_buf_printf(b, "<footer class=\"note\"><p>cudafrag %s &middot; from <code>",
@@ -467,18 +469,36 @@ static void page(struct cf_buf *b, const struct cf_coll *c, const char *trace,
                   cf_html_js);
 }
 
+struct replays {
+    struct cf_whatif *w;
+    struct cf_advise *a;
+};
+
+/* The what-if replay and the advice take their events in the same pass. */
+static void replay_event(const struct cf_event *e, void *ctx)
+{
+    struct replays *r = ctx;
+    cf_whatif_event(e, r->w);
+    if (r->a) cf_advise_blocks_event(e, r->a);
+}
+
 int cf_html_write(const char *trace, const char *out, struct cf_whatif *w)
 {
     static struct cf_coll c;
-    /* The what-if replay takes its events in the same pass. */
-    struct cf_coll_sink sink = {.point = point, .alloc = alloc, .event = cf_whatif_event, .ctx = w};
+    struct replays r = {.w = w, .a = cf_advise_new(false, 0)};
+    struct cf_coll_sink sink = {.point = point, .alloc = alloc, .event = replay_event, .ctx = &r};
     struct cf_buf b = {0};
     memset(&pg, 0, sizeof pg);
     int rc = cf_coll_run(&c, trace, &sink);
     /* A model that could not run is a failure, but its row says why: the page is written. */
     int models = rc == 0 ? cf_whatif_run(w, trace, &c.snap) : 0;
     if (models < 0) rc = 1;
-    if (rc == 0) page(&b, &c, trace, cf_whatif_table(w));
+    /* Without its advice (out of memory) the page is still the page. */
+    if (rc == 0 && r.a && !r.a->not_blocks && cf_advise_run(r.a, trace, &c.snap) != 0) {
+        cf_advise_free(r.a);
+        r.a = NULL;
+    }
+    if (rc == 0) page(&b, &c, trace, cf_whatif_table(w), r.a);
     if (rc == 0 && (b.failed || pg.failed)) {
         fprintf(stderr, "cudafrag: out of memory while writing the HTML report\n");
         rc = 1;
@@ -497,6 +517,7 @@ int cf_html_write(const char *trace, const char *out, struct cf_whatif *w)
         free(pg.s[d]);
     }
     cf_coll_free(&c);
+    cf_advise_free(r.a);
     cf_names_free();
     return rc ? rc : models;
 }

@@ -455,33 +455,12 @@ const char *cf_replay_header_next(const char *key, const char *after, char *valu
     return current ? cf_trace_header_next(&current->trace, key, after, value, n) : NULL;
 }
 
-/* The report's "setting to use" section is for `--blocks` runs: the trace's
- * CUDAFRAG_BLOCKS is in the environment (adopt_settings) before the first event. */
-struct report_advise {
-    struct cf_advise *a; /* NULL: no section */
-    bool decided;
-};
-
-static void advise_blocks_event(const struct cf_event *e, void *ctx)
-{
-    struct report_advise *r = ctx;
-    if (!r->decided) {
-        const char *blocks = cf_opt_str(CF_OPT_BLOCKS);
-        r->decided = true;
-        if (blocks == NULL || blocks[0] == '\0') {
-            cf_advise_free(r->a);
-            r->a = NULL;
-        }
-    }
-    if (r->a) cf_advise_event(e, r->a);
-}
-
 static void report_section(struct cf_advise *a, const char *path, const struct cf_snap *s,
                            struct cf_buf *b)
 {
     static const char end[] = "==== end of cudafrag report ====\n";
     size_t n = sizeof end - 1;
-    if (a == NULL || s->blocks == NULL || s->blocks[0] == '\0') return;
+    if (a == NULL || a->not_blocks || s->blocks == NULL || s->blocks[0] == '\0') return;
     if (cf_advise_run(a, path, s) != 0 || b->len < n || memcmp(b->data + b->len - n, end, n))
         return;
     b->len -= n;
@@ -493,10 +472,10 @@ int cf_replay_report(const char *path, bool json, FILE *out)
 {
     struct cf_snap s;
     /* Only the text report has the section, and it costs a capture of the stream. */
-    struct report_advise r = {.a = json ? NULL : cf_advise_new(false, 0)};
-    struct cf_replay_hooks hooks = {.after_event = advise_blocks_event, .ctx = &r};
+    struct cf_advise *a = json ? NULL : cf_advise_new(false, 0);
+    struct cf_replay_hooks hooks = {.after_event = a ? cf_advise_blocks_event : NULL, .ctx = a};
     if (cf_replay_open(path, &hooks, &s) != 0) {
-        cf_advise_free(r.a);
+        cf_advise_free(a);
         return 1;
     }
     struct cf_buf b = {0};
@@ -504,13 +483,13 @@ int cf_replay_report(const char *path, bool json, FILE *out)
         cf_render_json(&s, &b);
     } else {
         cf_render_text(&s, &b);
-        report_section(r.a, path, &s, &b);
+        report_section(a, path, &s, &b);
     }
     if (!b.failed) fwrite(b.data, 1, b.len, out);
     int rc = b.failed ? 1 : 0;
     if (rc) fprintf(stderr, "cudafrag: out of memory while rendering the report of %s\n", path);
     cf_buf_free(&b);
     cf_replay_close(&s);
-    cf_advise_free(r.a);
+    cf_advise_free(a);
     return rc;
 }

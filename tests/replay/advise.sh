@@ -176,6 +176,37 @@ grep -q 'setting to use' report.json && fail "a section in the JSON report"
 traced plain "$workload" odd-large
 "$cudafrag" report plain.cftrace | grep -q 'setting to use' && fail "a section without --blocks"
 
+# html_advice NAME: the HTML page's "setting to use" says what the text report's
+# section does, word for word, and for JAX (whose grid is the same in both) the
+# bytes advise --json gives.
+html_advice() {
+    "$cudafrag" report --html "$1.html" "$1.cftrace" 2>"$1.html.err" || fail "report --html $1"
+    "$cudafrag" report "$1.cftrace" >"$1.report" || fail "report $1"
+    "$cudafrag" advise --json "$1.cftrace" >"$1.html-advice.json" || fail "advise --json $1"
+    python3 - "$1.html" "$1.report" "$1.html-advice.json" <<'EOF' || fail "$1: the page's advice"
+import html, json, re, sys
+page, text, j = open(sys.argv[1]).read(), open(sys.argv[2]).read(), json.load(open(sys.argv[3]))
+sec = re.search(r'<section id="advice">(.*?)</section>', page, re.S)
+assert sec, "no advice section"
+sec = sec.group(1)
+assert ("<h2>Setting to use (%s)</h2>" % j["framework"]) in sec, sec
+p = re.search(r'<p class="advice" data-device="0" data-advice="([a-z-]+)">(.*?)</p>', sec, re.S)
+assert p, sec
+words = html.unescape(re.sub(r"<[^>]+>", "", p.group(2))).rstrip(".")
+line = re.search(r"^  device 0: (.*)$", text.split("\n-- setting to use (")[1], re.M).group(1)
+assert words == "Device 0: " + line, (words, line)
+d = j["devices"][0]
+if j["framework"] == "JAX":
+    assert p.group(1) == d["advice"], (p.group(1), d["advice"])
+    shown = [int(v) for v in re.findall(r'data-bytes="(\d+)"', p.group(2))]
+    assert shown == [d["recommended"]["peak_reserved_bytes"], d["saving_bytes"]], (shown, d)
+EOF
+}
+html_advice odd-large
+html_advice small
+"$cudafrag" report --html plain.html plain.cftrace 2>/dev/null || fail "report --html plain"
+grep -q 'id="advice"' plain.html && fail "an HTML advice without --blocks"
+
 # jax_rules NAME: the JAX advice (xla-bfc model) on every shape: the smallest
 # preallocated fraction that fits, with the headroom, at three decimals; the
 # replay's own figure for it, and fitting in pools up to 5 % larger.
@@ -238,6 +269,9 @@ advised jax-pool
 grep -q "^no advice: these allocations are XLA's pool regions" jax-pool.advice ||
     fail "$(cat jax-pool.advice)"
 "$cudafrag" report jax-pool.cftrace | grep -q 'setting to use' && fail "a section for JAX's pool"
+t_case=jax-html
+html_advice jax-odd-large
+html_advice jax-kv-growth
 
 t_case=segments
 # Without --blocks, 2 MiB-multiple sizes from libc10_cuda.so are the cache's segments.
