@@ -1,6 +1,7 @@
 /* The analysis of `cudafrag advise`: which framework made the trace's
  * allocations, the run's own allocator setting, the grid of settings run
- * through the replay models, and their ranking. Output is advise_out.c's. */
+ * through the replay models, and their ranking. JAX's settings are
+ * advise_jax.c's; output is advise_out.c's. */
 #include "cli/advise.h"
 
 #include <stdio.h>

@@ -3,7 +3,8 @@
  * the pytorch and async-pool models (src/replay/) over a grid of the caching
  * allocator's knobs and the cudaMallocAsync backend; the lowest predicted peak
  * reserved that fits the device is set against the run's own setting, with the
- * models' documented error (docs/replay.md, "cudafrag advise"). */
+ * models' documented error (docs/replay.md, "cudafrag advise"). A JAX run's
+ * buffers go through the xla-bfc model instead (advise_jax.c). */
 #ifndef CF_CLI_ADVISE_H
 #define CF_CLI_ADVISE_H
 
