@@ -9,8 +9,9 @@ Runs, with the cudafrag command found on PATH:
    statistics reset before each region; `cudafrag.mark()` between steps and
    `cudafrag.report_now()` at the end. Each region's peak live bytes (what PyTorch's
    allocator holds from the driver, as cudafrag sees it) is compared with PyTorch's own
-   torch.cuda.max_memory_reserved() over the same span, and the report's regions
-   section with the objects' figures;
+   torch.cuda.max_memory_reserved() over the same span (cudafrag's may exceed it by what
+   libraries allocate beside PyTorch's cache, by the report's owners), and the report's
+   regions section with the objects' figures;
 2. pytest with the plugin (--cudafrag): a test over its max_peak_live limit fails, one
    within passes, after a test that leaves 2 GiB in PyTorch's cache (the plugin empties
    it between tests).
@@ -22,8 +23,8 @@ import sys
 import textwrap
 
 MIB = 1 << 20
-# cudafrag counts every driver allocation: PyTorch's segments, and anything else the
-# process takes while the region is open (none here); PyTorch counts its own segments.
+# cudafrag counts every driver allocation: PyTorch's segments, and what libraries take
+# beside its cache (cuBLAS's own workspaces); PyTorch counts its own segments.
 TOLERANCE = 0.01
 
 
@@ -98,8 +99,10 @@ def run_pytest(out):
     with open(os.path.join(out, "pytest.out"), "w") as f:
         f.write(p.stdout + p.stderr)
     lines = p.stdout.splitlines()
+    # A FAILED line of -rA's summary goes on with " - " and the message.
     got = {t: ("PASSED test_torch_limits.py::%s" % t in lines,
-               "FAILED test_torch_limits.py::%s" % t in lines)
+               any(ln == "FAILED test_torch_limits.py::%s" % t or
+                   ln.startswith("FAILED test_torch_limits.py::%s - " % t) for ln in lines))
            for t in ("test_leaves_cache", "test_within", "test_over")}
     return p.returncode, got, p.stdout
 
@@ -127,17 +130,23 @@ def main():
     check(p.returncode == 0, "the workload ran under cudafrag (exit %d) %s"
           % (p.returncode, p.stderr[-500:] if p.returncode else ""))
     rows = json.load(open(os.path.join(out, "inner.json"))) if p.returncode == 0 else []
+    rep = json.load(open(report + ".json")) if rows else {}
+    # cudafrag sees PyTorch's cache and what libraries allocate beside it: cuBLAS
+    # keeps a workspace of its own per handle (64 MiB each on an H100, 2026-12-07).
+    beside = sum(v["peak_live_bytes"] for k, v in rep.get("owners", {}).items()
+                 if k not in ("framework-cache", "user-code"))
     print("%-9s %14s %14s %18s %8s" % ("region", "cf peak live", "cf footprint",
                                        "torch max reserved", "diff"))
     for r in rows:
-        diff = (r["peak_live"] - r["torch_max_reserved"]) / r["torch_max_reserved"]
+        reserved = r["torch_max_reserved"]
+        diff = r["peak_live"] - reserved
         print("%-9s %12.1f M %12.1f M %16.1f M %+7.2f%%" % (
             r["region"], r["peak_live"] / MIB, r["peak_footprint"] / MIB,
-            r["torch_max_reserved"] / MIB, 100 * diff))
-        check(abs(diff) <= TOLERANCE, "%s: cudafrag's peak live within 1%% of PyTorch's "
-              "max_memory_reserved" % r["region"])
+            reserved / MIB, 100 * diff / reserved))
+        check(-TOLERANCE * reserved <= diff <= beside + TOLERANCE * reserved,
+              "%s: cudafrag's peak live is PyTorch's max_memory_reserved plus at most the %.1f "
+              "MiB libraries allocated beside its cache" % (r["region"], beside / MIB))
     if rows:
-        rep = json.load(open(report + ".json"))
         regions = {(g["name"], g.get("device", 0)): g for g in rep.get("regions", [])}
         for name in ("forward", "backward"):
             g = regions.get((name, 0))
