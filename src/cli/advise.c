@@ -423,8 +423,9 @@ static int lowest(const struct cf_adv_device *d)
 static void jax_caution(const struct cf_adv_device *d, char *out, size_t n)
 {
     const struct cf_adv_setting *pick = &d->settings[d->pick];
-    const char *unchecked = pick->unmeasured ? "; the xla-bfc model follows XLA's source but was "
-                                               "not checked on a GPU: check with a run"
+    const char *unchecked = pick->unmeasured ? "; the xla-bfc model follows XLA's source and was "
+                                               "measured on one JAX loop only (within 0.1 %, "
+                                               "docs/replay.md): check with a run"
                                              : "";
     if (strstr(pick->conf, "MEM_FRACTION") && !strstr(pick->conf, "PREALLOCATE") && d->jax_need)
         snprintf(out, n,

@@ -28,8 +28,8 @@ struct cf_snap;
  * this much: the model's error, and room for what XLA allocates differently
  * when its pool is on (autotuning scratch, which it may leave out when short). */
 #define CF_ADV_JAX_HEADROOM 0.05
-/* Whether the xla-bfc model's figures were checked against JAX on a GPU
- * (docs/replay.md). */
+/* Whether the xla-bfc model's figures were checked against JAX on a GPU on
+ * more than one loop shape (docs/replay.md: one so far, an MLP on an H100). */
 #define CF_ADV_JAX_MEASURED false
 
 enum cf_adv_framework { CF_ADV_UNKNOWN, CF_ADV_PYTORCH, CF_ADV_JAX };
