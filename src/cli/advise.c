@@ -555,7 +555,9 @@ int cf_advise_run(struct cf_advise *a, const char *trace, const struct cf_snap *
     }
     find_framework(a);
     if (a->framework == CF_ADV_JAX) {
+        struct cf_adv_setting own;
         snprintf(a->var, sizeof a->var, "XLA_PYTHON_CLIENT_PREALLOCATE, *_MEM_FRACTION");
+        cf_adv_jax_own(a, &own); /* the text names it even with no device to advise on */
         a->segments = !cf_adv_jax_block_level(a);
     } else {
         find_own_setting(a);

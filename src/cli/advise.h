@@ -103,6 +103,8 @@ bool cf_adv_recorded(const char *name, char *out, size_t n);
 /* The JAX half (advise_jax.c). */
 bool cf_adv_jax_block_level(const struct cf_advise *a);
 void cf_adv_jax_describe(const struct cf_advise *a, struct cf_adv_setting *s);
+/* The run's own XLA setting into s, and a's own_conf, own_from and fraction_var. */
+void cf_adv_jax_own(struct cf_advise *a, struct cf_adv_setting *s);
 /* The settings tried for a JAX run, the run's own among them (d->own). */
 void cf_adv_jax_plan(struct cf_advise *a, struct cf_adv_device *d);
 

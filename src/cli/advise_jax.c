@@ -75,7 +75,7 @@ static void bfc(const struct cf_advise *a, struct cf_adv_setting *s, bool preall
 
 /* The run's own setting, from the variables recorded at its start. JAX reads
  * "0", "false" and "False" as off; a fraction it could not read is left out. */
-static void own_setting(struct cf_advise *a, struct cf_adv_setting *s)
+void cf_adv_jax_own(struct cf_advise *a, struct cf_adv_setting *s)
 {
     char v[64], pre[64] = "", frac[64] = "";
     bool preallocate = true;
@@ -165,7 +165,7 @@ void cf_adv_jax_plan(struct cf_advise *a, struct cf_adv_device *d)
     struct cf_adv_setting s, own;
     bfc(a, &s, true, DEF_FRACTION);
     cf_adv_add(d, &s);
-    own_setting(a, &own);
+    cf_adv_jax_own(a, &own);
     cf_adv_add(d, &own);
     int frac = cf_rp_knob_index(&cf_rp_model_xla_bfc, "mem_fraction", 12);
     double own_fraction =
