@@ -70,8 +70,12 @@ static const struct help helps[] = {
      "and the cudaMallocAsync backend, and prints the PYTORCH_CUDA_ALLOC_CONF line with the\n"
      "lowest predicted peak reserved that fits the device, against the run's own setting\n"
      "(docs/replay.md). Where no setting is more than the models' error (3 %) lower: keep.\n"
+     "A JAX run's buffers (a --blocks trace) go through the xla-bfc model: the smallest\n"
+     "XLA_PYTHON_CLIENT_MEM_FRACTION the run fits in preallocated, with 5 % headroom,\n"
+     "beside XLA_PYTHON_CLIENT_PREALLOCATE=false and JAX's defaults.\n"
      "\n"
-     "  --device-memory SIZE  memory of the device (default: from the trace)\n"
+     "  --device-memory SIZE  memory of the device (default: from the trace; for JAX, the\n"
+     "                        GPU the fraction is for)\n"
      "  --json                the advice and every setting tried as JSON\n"},
     {"import", "cudafrag import [-o TRACE] SNAPSHOT.pickle",
      "cudafrag import [-o|--output TRACE] SNAPSHOT.pickle\n",

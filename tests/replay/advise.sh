@@ -248,6 +248,18 @@ for mode in odd-large fixed small kv-growth streams; do
 done
 t_case=jax
 grep -q "^your setting: JAX's defaults" jax-odd-large.advice || fail "$(cat jax-odd-large.advice)"
+# The fraction is of the GPU it is for: --device-memory names another.
+"$cudafrag" advise --json --device-memory 8G jax-odd-large.cftrace >jax-8g.json ||
+    fail "advise --device-memory 8G"
+python3 - jax-8g.json jax-odd-large.advice.json <<'EOF' || fail "--device-memory: $(cat jax-8g.json)"
+import json, sys
+small, big = (json.load(open(f))["devices"][0] for f in sys.argv[1:])
+assert small["device_memory_bytes"] == 8 << 30, small["device_memory_bytes"]
+assert abs(small["jax_need_bytes"] / big["jax_need_bytes"] - 1) < 0.01, (small, big)
+f = float(small["recommended"]["conf"].split("=")[1])
+assert f * (8 << 30) >= small["jax_need_bytes"] * 1.05, f
+assert f > float(big["recommended"]["conf"].split("=")[1]) * 1.9, f
+EOF
 grep -q "^  use: XLA_PYTHON_CLIENT_MEM_FRACTION=0\.[0-9]*$" jax-odd-large.advice ||
     fail "$(cat jax-odd-large.advice)"
 "$cudafrag" report jax-odd-large.cftrace >jax.report || fail "report of the JAX trace"
