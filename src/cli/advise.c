@@ -501,7 +501,47 @@ static void decide(struct cf_adv_device *d, bool jax)
     cautions(d, low, jax);
 }
 
-static int run_device(struct cf_advise *a, struct cf_adv_device *d)
+/* JAX's variables hold for every GPU of the process, so its setting is chosen
+ * once: by the devices' peaks summed, fitting only where it fits on each. Every
+ * device tried the same settings in the same order (the same plan). */
+static void decide_jointly(struct cf_advise *a)
+{
+    if (a->ndevs < 2) return;
+    struct cf_adv_device all = a->devs[0];
+    struct cf_adv_setting settings[MAX_SETTINGS];
+    unsigned rank[MAX_SETTINGS];
+    memcpy(settings, all.settings, all.nsettings * sizeof *settings);
+    for (unsigned i = 1; i < a->ndevs; i++)
+        for (unsigned k = 0; k < all.nsettings && k < a->devs[i].nsettings; k++) {
+            const struct cf_rp_result *r = &a->devs[i].settings[k].result;
+            settings[k].result.peak_footprint += r->peak_footprint;
+            settings[k].result.oom |= r->oom;
+            if (r->error[0]) snprintf(settings[k].result.error, sizeof r->error, "%s", r->error);
+        }
+    all.settings = settings;
+    all.rank = rank;
+    all.caution[0][0] = all.caution[1][0] = '\0';
+    decide(&all, true);
+    for (unsigned i = 0; i < a->ndevs; i++) {
+        struct cf_adv_device *d = &a->devs[i];
+        d->advice = all.advice;
+        d->pick = all.pick;
+        d->saving = 0;
+        d->saving_frac = 0;
+        const struct cf_adv_setting *own = &d->settings[d->own];
+        if (d->pick >= 0 && fits(own)) {
+            d->saving = (int64_t)own->result.peak_footprint -
+                        (int64_t)d->settings[d->pick].result.peak_footprint;
+            d->saving_frac = own->result.peak_footprint
+                                 ? (double)d->saving / (double)own->result.peak_footprint
+                                 : 0;
+        }
+        d->caution[0][0] = d->caution[1][0] = '\0';
+        cautions(d, lowest(d), true);
+    }
+}
+
+static void device_memory(const struct cf_advise *a, struct cf_adv_device *d)
 {
     const struct cf_device_stats *ds = &cf_rec.dev[d->stream->device];
     d->device_memory = CF_RP_UNLIMITED;
@@ -512,6 +552,10 @@ static int run_device(struct cf_advise *a, struct cf_adv_device *d)
         d->device_memory = ds->total_bytes;
         d->memory_from = "trace";
     }
+}
+
+static int run_device(struct cf_advise *a, struct cf_adv_device *d)
+{
     d->settings = calloc(MAX_SETTINGS, sizeof *d->settings);
     d->rank = calloc(MAX_SETTINGS, sizeof *d->rank);
     if (d->settings == NULL || d->rank == NULL) return -1;
@@ -567,14 +611,19 @@ int cf_advise_run(struct cf_advise *a, const char *trace, const struct cf_snap *
     for (int dv = 0; dv < CF_RP_MAX_DEVICES; dv++) {
         struct cf_rp_stream *s = a->cap.dev[dv];
         if (s == NULL || s->nallocs == 0) continue;
-        struct cf_adv_device *d = &a->devs[a->ndevs++];
-        d->stream = s;
+        a->devs[a->ndevs].stream = s;
+        device_memory(a, &a->devs[a->ndevs++]);
+    }
+    /* One variable sets JAX's fraction for every GPU of the process. */
+    if (a->framework == CF_ADV_JAX) a->jax_fraction = cf_adv_jax_fraction(a);
+    for (unsigned i = 0; i < a->ndevs; i++) {
         a->not_modelled[0] = '\0';
-        if (run_device(a, d) != 0) {
+        if (run_device(a, &a->devs[i]) != 0) {
             fprintf(stderr, "cudafrag: out of memory while replaying %s\n", trace);
             return -1;
         }
     }
+    if (a->framework == CF_ADV_JAX) decide_jointly(a);
     return 0;
 }
 

@@ -77,6 +77,7 @@ struct cf_advise {
     /* The run's own setting (docs/replay.md): the variable, its value, where from. */
     char var[64], own_conf[1024], not_modelled[512];
     char fraction_var[32]; /* JAX: the MEM_FRACTION variable the run used */
+    double jax_fraction;   /* JAX: the fraction advised for every device (0: none fits) */
     const char *own_from;  /* "recorded", "blocks", "not recorded" */
     struct cf_adv_device devs[CF_RP_MAX_DEVICES];
     unsigned ndevs;
@@ -105,6 +106,9 @@ bool cf_adv_jax_block_level(const struct cf_advise *a);
 void cf_adv_jax_describe(const struct cf_advise *a, struct cf_adv_setting *s);
 /* The run's own XLA setting into s, and a's own_conf, own_from and fraction_var. */
 void cf_adv_jax_own(struct cf_advise *a, struct cf_adv_setting *s);
+/* The MEM_FRACTION to try for every device (each device's jax_need found on
+ * the way); 0 when some device fits in none. */
+double cf_adv_jax_fraction(struct cf_advise *a);
 /* The settings tried for a JAX run, the run's own among them (d->own). */
 void cf_adv_jax_plan(struct cf_advise *a, struct cf_adv_device *d);
 

@@ -139,23 +139,44 @@ static uint64_t smallest_limit(const struct cf_advise *a, const struct cf_adv_de
     return hi;
 }
 
-/* The fraction to advise: three decimals, at least the headroom above need,
- * and fitting there and at the next PROBES steps of 1 %, so that a run a little
- * unlike the trace does not land in a pocket where best fit fails. 0: none up
- * to the whole device. */
+/* The first of the PROBES steps of 1 % above f at which some device's run
+ * does not fit a preallocated pool of that fraction of its memory; -1 when
+ * every one fits at every step. */
 #define PROBES 5
-static double robust_fraction(const struct cf_advise *a, const struct cf_adv_device *d,
-                              uint64_t need)
+static int failed_probe(const struct cf_advise *a, double f)
 {
-    double total = (double)d->device_memory;
-    double f = ceil((double)need * (1.0 + CF_ADV_JAX_HEADROOM) / total * 1000.0 - 1e-9) / 1000.0;
-    for (unsigned tries = 0; f <= 1.0 && tries < 20; tries++) {
-        unsigned k = 0;
-        while (k <= PROBES && fits_in(a, d, (uint64_t)(total * fmin(1.0, f * (1 + 0.01 * k)))))
-            k++;
-        if (k > PROBES) return f;
-        /* Past the probe that failed. */
-        f = ceil(f * (1 + 0.01 * k) * 1000.0 + 1e-9) / 1000.0;
+    for (int k = 0; k <= PROBES; k++)
+        for (unsigned i = 0; i < a->ndevs; i++) {
+            const struct cf_adv_device *d = &a->devs[i];
+            double total = (double)d->device_memory;
+            if (!fits_in(a, d, (uint64_t)(total * fmin(1.0, f * (1 + 0.01 * k))))) return k;
+        }
+    return -1;
+}
+
+static double thousandths_up(double f)
+{
+    return ceil(f * 1000.0 - 1e-9) / 1000.0;
+}
+
+/* The fraction to advise, one for every device as the variable is: three
+ * decimals, at least the headroom above what each device's run needs, and
+ * fitting there and in pools up to PROBES % larger on every device, so that a
+ * run a little unlike the trace does not land in a pocket where best fit fails. */
+double cf_adv_jax_fraction(struct cf_advise *a)
+{
+    double f = 0;
+    for (unsigned i = 0; i < a->ndevs; i++) {
+        struct cf_adv_device *d = &a->devs[i];
+        if (d->device_memory == CF_RP_UNLIMITED || (d->jax_need = smallest_limit(a, d)) == 0)
+            return 0;
+        double total = (double)d->device_memory;
+        f = fmax(f, thousandths_up((double)d->jax_need * (1.0 + CF_ADV_JAX_HEADROOM) / total));
+    }
+    for (unsigned tries = 0; f > 0 && f <= 1.0 && tries < 20; tries++) {
+        int k = failed_probe(a, f);
+        if (k < 0) return f;
+        f = thousandths_up(f * (1 + 0.01 * k) + 1e-6); /* past the probe that failed */
     }
     return 0;
 }
@@ -172,10 +193,8 @@ void cf_adv_jax_plan(struct cf_advise *a, struct cf_adv_device *d)
         own.config.def == &cf_rp_model_xla_bfc ? own.config.val[frac].d : DEF_FRACTION;
     bfc(a, &s, false, own_fraction);
     cf_adv_add(d, &s);
-    d->jax_need = 0;
-    if (d->device_memory != CF_RP_UNLIMITED && (d->jax_need = smallest_limit(a, d)) != 0) {
-        double f = robust_fraction(a, d, d->jax_need);
-        bfc(a, &s, true, f > 0 ? f : 1.0);
+    if (a->jax_fraction > 0) {
+        bfc(a, &s, true, a->jax_fraction);
         cf_adv_add(d, &s);
     }
     for (unsigned i = 0; i < d->nsettings; i++)

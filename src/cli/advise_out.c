@@ -3,6 +3,7 @@
  * documented in docs/replay.md ("cudafrag advise"). */
 #include "cli/advise.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,13 @@ const char *cf_advise_name(const struct cf_advise *a, const struct cf_adv_settin
 static const char *B(uint64_t v, char *buf, size_t n)
 {
     return cf_fmt_bytes(v, buf, n);
+}
+
+/* "848 MiB" and "less"/"below", or "more"/"above" where the setting chosen for
+ * every device together costs this one more than its own (JAX). */
+static const char *saving_bytes(const struct cf_adv_device *d, char *buf, size_t n)
+{
+    return B((uint64_t)(d->saving < 0 ? -d->saving : d->saving), buf, n);
 }
 
 /* ---- text ---- */
@@ -157,10 +165,11 @@ static void advice_text(const struct cf_advise *a, const struct cf_adv_device *d
         else
             cf_buf_printf(o,
                           "       predicted peak reserved %s against %s with your setting: %s "
-                          "less (%.1f %%)\n",
+                          "%s (%.1f %%)\n",
                           B(pick->result.peak_footprint, b1, sizeof b1),
                           B(own->result.peak_footprint, b2, sizeof b2),
-                          B((uint64_t)d->saving, b3, sizeof b3), 100.0 * d->saving_frac);
+                          saving_bytes(d, b3, sizeof b3), d->saving < 0 ? "more" : "less",
+                          100.0 * fabs(d->saving_frac));
     }
     for (unsigned c = 0; c < 2; c++)
         if (d->caution[c][0]) cf_buf_printf(o, "  caution: %s\n", d->caution[c]);
@@ -198,6 +207,11 @@ void cf_advise_render_text(const struct cf_advise *a, struct cf_buf *o)
         return;
     }
     own_text(a, o);
+    if (jax(a) && a->ndevs > 1)
+        cf_buf_printf(o,
+                      "one setting for all %u devices (JAX's variables hold for the whole "
+                      "process): chosen by their peaks summed\n",
+                      a->ndevs);
     if (a->ndevs == 0)
         cf_buf_puts(o, "no device-memory allocation in the trace: nothing to advise\n");
     for (unsigned i = 0; i < a->ndevs; i++)
@@ -236,8 +250,9 @@ void cf_advise_render_section(const struct cf_advise *a, struct cf_buf *o)
             if (own->result.oom)
                 cf_buf_puts(o, " (your setting runs out of memory)\n");
             else
-                cf_buf_printf(o, ", %s (%.1f %%) below your setting's\n",
-                              B((uint64_t)d->saving, b2, sizeof b2), 100.0 * d->saving_frac);
+                cf_buf_printf(o, ", %s (%.1f %%) %s your setting's\n",
+                              saving_bytes(d, b2, sizeof b2), 100.0 * fabs(d->saving_frac),
+                              d->saving < 0 ? "above" : "below");
         }
     }
 }

@@ -4,6 +4,7 @@
 #include "cli/html_advice.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 
 #include "cli/svg.h"
@@ -46,8 +47,9 @@ static void device(struct cf_buf *b, const struct cf_advise *a, const struct cf_
         cf_buf_puts(b, " (your setting runs out of memory)");
     } else if (d->advice == CF_ADV_CHANGE) {
         cf_buf_puts(b, ", ");
-        bytes(b, (uint64_t)d->saving);
-        cf_buf_printf(b, " (%.1f %%) below your setting's", 100.0 * d->saving_frac);
+        bytes(b, (uint64_t)(d->saving < 0 ? -d->saving : d->saving));
+        cf_buf_printf(b, " (%.1f %%) %s your setting's", 100.0 * fabs(d->saving_frac),
+                      d->saving < 0 ? "above" : "below");
     }
     cf_buf_puts(b, ".</p>");
     for (unsigned c = 0; c < 2; c++) {

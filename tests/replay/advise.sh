@@ -266,6 +266,35 @@ grep -q "^  use: XLA_PYTHON_CLIENT_MEM_FRACTION=0\.[0-9]*$" jax-odd-large.advice
 grep -q "^-- setting to use (JAX; every setting: cudafrag advise jax-odd-large.cftrace) --" jax.report &&
     grep -q "^  device 0: XLA_PYTHON_CLIENT_MEM_FRACTION=0\.[0-9]*: predicted peak reserved" jax.report ||
     fail "no JAX section in the report: $(cat jax.report)"
+# Two GPUs in one process: JAX's variables hold for both, so one setting, the
+# lowest by the devices' peaks summed among those fitting on each, its fraction
+# enough for the device that needs the most; the replay fits it on both.
+SIMCUDA_DEVICES=2 traced jax-two "$workload_jax" two-devices --blocks
+advised jax-two
+grep -q "^one setting for all 2 devices" jax-two.advice || fail "$(cat jax-two.advice)"
+python3 - jax-two.advice.json jax-two.cftrace "$cudafrag" <<'EOF' || fail "jax-two: $(cat jax-two.advice)"
+import json, subprocess, sys
+devs = json.load(open(sys.argv[1]))["devices"]
+assert len(devs) == 2, len(devs)
+recs = [d["recommended"]["conf"] for d in devs]
+assert recs[0] == recs[1] and "MEM_FRACTION" in recs[0], recs
+frac = float(recs[0].split("=")[1])
+for d in devs:
+    assert frac * d["device_memory_bytes"] >= d["jax_need_bytes"] * 1.05, (frac, d["jax_need_bytes"])
+total = {}
+for d in devs:
+    for s in d["settings"]:
+        ok = "error" not in s and not s["oom"]
+        t = total.setdefault(s["conf"], [0, True])
+        t[0] += s["peak_reserved_bytes"] if ok else 0
+        t[1] = t[1] and ok
+fit = {c: t[0] for c, t in total.items() if t[1]}
+assert fit[recs[0]] == min(fit.values()), (recs[0], fit)
+out = subprocess.run([sys.argv[3], "replay", "--json", "--model", "xla-bfc:mem_fraction=%g" % frac,
+                      sys.argv[2]], capture_output=True, text=True, check=True).stdout
+devs_out = json.loads(out)["devices"]
+assert len(devs_out) == 2 and not any(dv["models"][0]["oom"] for dv in devs_out), devs_out
+EOF
 # The user's own settings, recorded at start, are the ones compared with.
 XLA_PYTHON_CLIENT_MEM_FRACTION=.5 traced jax-own "$workload_jax" odd-large --blocks
 advised jax-own

@@ -14,6 +14,9 @@
  *   advise_workload kv-growth   KV caches grown by reallocation (a larger copy,
  *                               then the old one freed), several sequences
  *   advise_workload streams     the odd-large loop's activations on two streams
+ *   advise_workload two-devices the odd-large loop on device 0, KV caches on
+ *                               device 1 (SIMCUDA_DEVICES=2): one process, two
+ *                               GPUs, as JAX drives them
  *
  * Deterministic: a fixed seed. Prints "<mode> tensors N". */
 #include <cuda_runtime.h>
@@ -168,8 +171,16 @@ int main(int argc, char **argv)
         small();
     else if (strcmp(mode, "kv-growth") == 0)
         kv_growth();
-    else {
-        fprintf(stderr, "usage: advise_workload odd-large|fixed|small|kv-growth|streams\n");
+    else if (strcmp(mode, "two-devices") == 0) {
+        odd_large(0);
+        if (cudaSetDevice(1) != cudaSuccess) {
+            fprintf(stderr, "advise_workload: no device 1 (SIMCUDA_DEVICES=2)\n");
+            return 1;
+        }
+        kv_growth();
+    } else {
+        fprintf(stderr,
+                "usage: advise_workload odd-large|fixed|small|kv-growth|streams|two-devices\n");
         return 2;
     }
     cudaDeviceSynchronize();
