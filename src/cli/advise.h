@@ -32,6 +32,8 @@ struct cf_snap;
  * more than one loop shape (docs/replay.md: one so far, an MLP on an H100). */
 #define CF_ADV_JAX_MEASURED false
 
+#define CF_ADV_MAX_SETTINGS 24 /* per device */
+
 enum cf_adv_framework { CF_ADV_UNKNOWN, CF_ADV_PYTORCH, CF_ADV_JAX };
 enum cf_adv_advice { CF_ADV_KEEP, CF_ADV_CHANGE, CF_ADV_NONE_FITS };
 
@@ -100,6 +102,11 @@ int cf_advise_run(struct cf_advise *a, const char *trace, const struct cf_snap *
 void cf_adv_add(struct cf_adv_device *d, const struct cf_adv_setting *s);
 /* A variable's value as recorded at the run's start; false when unset. */
 bool cf_adv_recorded(const char *name, char *out, size_t n);
+
+/* The ranking (advise_rank.c): d's advice, pick, saving and cautions from its
+ * settings' results; for JAX, one decision for every device, by their peaks summed. */
+void cf_adv_decide(struct cf_adv_device *d, bool jax);
+void cf_adv_decide_jointly(struct cf_advise *a);
 
 /* The JAX half (advise_jax.c). */
 bool cf_adv_jax_block_level(const struct cf_advise *a);
