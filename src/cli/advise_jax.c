@@ -93,7 +93,7 @@ void cf_adv_jax_own(struct cf_advise *a, struct cf_adv_setting *s)
     if (frac[0]) {
         char *end;
         double f = strtod(frac, &end);
-        if (*end == '\0' && f > 0.001 && f <= 1)
+        if (*end == '\0' && f >= 1e-6 && f <= 1)
             fraction = f;
         else
             snprintf(a->not_modelled, sizeof a->not_modelled, "%s=%s (not a fraction up to 1)",

@@ -309,7 +309,7 @@ static const struct cf_rp_knob_def knobs[] = {
     [PREALLOCATE] = {"preallocate", CF_RP_KNOB_BOOL, "True", 0, 0, NULL,
                      "take the whole limit at the first request (XLA_PYTHON_CLIENT_PREALLOCATE); "
                      "else grow by regions that double from 2 MiB"},
-    [FRACTION] = {"mem_fraction", CF_RP_KNOB_REAL, "0.75", 0.001, 1, NULL,
+    [FRACTION] = {"mem_fraction", CF_RP_KNOB_REAL, "0.75", 1e-6, 1, NULL,
                   "the limit, as a fraction of the device's memory "
                   "(XLA_PYTHON_CLIENT_MEM_FRACTION)"},
 };
