@@ -114,7 +114,7 @@ static bool fits_in(const struct cf_advise *a, const struct cf_adv_device *d, ui
     struct cf_adv_setting s;
     struct cf_rp_result r;
     bfc(a, &s, true, (double)limit / (double)d->device_memory);
-    struct cf_rp_run_opts ro = {.device_memory = d->device_memory};
+    struct cf_rp_run_opts ro = {.device_memory = d->device_memory, .fit_only = true};
     return cf_rp_run(d->stream, &s.config, &ro, &r) == 0 && !r.oom;
 }
 

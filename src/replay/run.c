@@ -2,7 +2,8 @@
  * footprint, the driver calls and the first out of memory; the second stops at
  * the peak to measure the fragmentation there (a free-space scan at every new
  * peak would cost a scan per allocation on a growing program). The models are
- * deterministic, so the second pass walks through the same states. */
+ * deterministic, so the second pass walks through the same states. Asked only
+ * whether it fits (advise's searches), one pass, to the first out of memory. */
 #include "replay/run.h"
 
 #include <stdio.h>
@@ -50,6 +51,7 @@ int cf_rp_run(const struct cf_rp_stream *s, const struct cf_rp_config *c,
     for (uint64_t i = 0; i < s->nops; i++) {
         const struct cf_rp_op *op = &s->ops[i];
         step(m, op, i, r);
+        if (r->oom && o->fit_only) break;
         live = op->free ? live - op->size : live + op->size;
         if (m->footprint > r->peak_footprint) {
             r->peak_footprint = m->footprint;
@@ -62,7 +64,7 @@ int cf_rp_run(const struct cf_rp_stream *s, const struct cf_rp_config *c,
     }
     r->driver_calls = m->driver_calls;
     m->def->destroy(m);
-    if (r->peak_footprint == 0) return 0;
+    if (r->peak_footprint == 0 || o->fit_only) return 0;
 
     struct cf_rp_result again = {0};
     if ((m = start(s, c, o, &again)) == NULL) {

@@ -27,6 +27,7 @@ struct cf_rp_result {
 struct cf_rp_run_opts {
     uint64_t device_memory; /* CF_RP_UNLIMITED when unknown */
     uint32_t check_every;   /* check the model's invariants every N operations (0: never) */
+    bool fit_only; /* only whether it fits: stop at the first out of memory, no second pass */
 };
 
 /* Replays s through the model c; 0, or -1 with r->error set. Deterministic:
