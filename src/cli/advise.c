@@ -16,8 +16,6 @@
 #include "replay/caches.h"
 #include "report/snapshot.h"
 
-#define MAX_SETTINGS CF_ADV_MAX_SETTINGS
-
 struct cf_adv_site {
     uint64_t allocs;
     enum cf_adv_framework framework;
@@ -307,7 +305,7 @@ void cf_adv_add(struct cf_adv_device *d, const struct cf_adv_setting *s)
 {
     for (unsigned i = 0; i < d->nsettings; i++)
         if (strcmp(d->settings[i].conf, s->conf) == 0) return;
-    if (d->nsettings < MAX_SETTINGS) d->settings[d->nsettings++] = *s;
+    if (d->nsettings < CF_ADV_MAX_SETTINGS) d->settings[d->nsettings++] = *s;
 }
 
 static void add_pytorch(struct cf_adv_device *d, bool expandable, uint64_t split_mib,
@@ -371,8 +369,8 @@ static void device_memory(const struct cf_advise *a, struct cf_adv_device *d)
 
 static int run_device(struct cf_advise *a, struct cf_adv_device *d)
 {
-    d->settings = calloc(MAX_SETTINGS, sizeof *d->settings);
-    d->rank = calloc(MAX_SETTINGS, sizeof *d->rank);
+    d->settings = calloc(CF_ADV_MAX_SETTINGS, sizeof *d->settings);
+    d->rank = calloc(CF_ADV_MAX_SETTINGS, sizeof *d->rank);
     if (d->settings == NULL || d->rank == NULL) return -1;
     if (a->framework == CF_ADV_JAX)
         cf_adv_jax_plan(a, d);

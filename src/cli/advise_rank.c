@@ -7,8 +7,6 @@
 
 #include "cli/advise.h"
 
-#define MAX_SETTINGS CF_ADV_MAX_SETTINGS
-
 static bool fits(const struct cf_adv_setting *s)
 {
     return s->result.error[0] == '\0' && !s->result.oom;
@@ -159,8 +157,8 @@ void cf_adv_decide_jointly(struct cf_advise *a)
 {
     if (a->ndevs < 2) return;
     struct cf_adv_device all = a->devs[0];
-    struct cf_adv_setting settings[MAX_SETTINGS];
-    unsigned rank[MAX_SETTINGS];
+    struct cf_adv_setting settings[CF_ADV_MAX_SETTINGS];
+    unsigned rank[CF_ADV_MAX_SETTINGS];
     memcpy(settings, all.settings, all.nsettings * sizeof *settings);
     for (unsigned i = 1; i < a->ndevs; i++)
         for (unsigned k = 0; k < all.nsettings && k < a->devs[i].nsettings; k++) {

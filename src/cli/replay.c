@@ -460,7 +460,7 @@ static void report_section(struct cf_advise *a, const char *path, const struct c
 {
     static const char end[] = "==== end of cudafrag report ====\n";
     size_t n = sizeof end - 1;
-    if (a == NULL || a->not_blocks || s->blocks == NULL || s->blocks[0] == '\0') return;
+    if (a == NULL || s->blocks == NULL || s->blocks[0] == '\0') return;
     if (cf_advise_run(a, path, s) != 0 || b->len < n || memcmp(b->data + b->len - n, end, n))
         return;
     b->len -= n;

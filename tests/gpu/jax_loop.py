@@ -27,6 +27,20 @@ def adam(params, grads, m, v, t, lr=1e-3):
     return params, m, v
 
 
+def train(loss, params, key, steps, batch, probe):
+    """Adam on loss for steps; batch(t, k) is step t's input, drawn with key k.
+    Returns the sum of probe(params) over the steps (the result line)."""
+    step = jax.jit(lambda ps, m, v, t, x: adam(ps, jax.grad(loss)(ps, x), m, v, t))
+    m = jax.tree.map(jnp.zeros_like, params)
+    v = jax.tree.map(jnp.zeros_like, params)
+    total = 0.0
+    for t in range(1, steps + 1):
+        key, k = jax.random.split(key)
+        params, m, v = step(params, m, v, jnp.float32(t), batch(t, k))
+        total += float(probe(params))
+    return total
+
+
 def mlp(steps):
     widths = [4096, 8192, 8192, 8192, 4096]
     key = jax.random.PRNGKey(1)
@@ -40,20 +54,9 @@ def mlp(steps):
             x = jnp.tanh(x @ w)
         return jnp.mean(x * x)
 
-    @jax.jit
-    def step(ps, m, v, t, x):
-        g = jax.grad(loss)(ps, x)
-        return adam(ps, g, m, v, t)
-
-    m = jax.tree.map(jnp.zeros_like, params)
-    v = jax.tree.map(jnp.zeros_like, params)
-    total = 0.0
-    for t in range(1, steps + 1):
-        key, k = jax.random.split(key)
-        x = jax.random.normal(k, (2048, widths[0]), jnp.float32)
-        params, m, v = step(params, m, v, jnp.float32(t), x)
-        total += float(jnp.sum(params[0][:4, :4]))
-    return total
+    return train(loss, params, key, steps,
+                 lambda t, k: jax.random.normal(k, (2048, widths[0]), jnp.float32),
+                 lambda ps: jnp.sum(ps[0][:4, :4]))
 
 
 def varlen(steps):
@@ -71,22 +74,12 @@ def varlen(steps):
         y = (att @ split(v)).transpose(0, 2, 1, 3).reshape(b, n, d) @ ps["out"]
         return jnp.mean(y * y)
 
-    @jax.jit
-    def step(ps, m, v, t, x):
-        g = jax.grad(loss)(ps, x)
-        return adam(ps, g, m, v, t)
-
-    m = jax.tree.map(jnp.zeros_like, params)
-    v = jax.tree.map(jnp.zeros_like, params)
     # Four lengths: each is a program of its own to compile, in each of the checker's runs.
     lengths = [384, 1000, 1536, 700]
-    total = 0.0
-    for t in range(1, steps + 1):
-        key, k = jax.random.split(key)
-        x = jax.random.normal(k, (batch, lengths[t % len(lengths)], d), jnp.float32)
-        params, m, v = step(params, m, v, jnp.float32(t), x)
-        total += float(jnp.sum(params["out"][:4, :4]))
-    return total
+    return train(loss, params, key, steps,
+                 lambda t, k: jax.random.normal(k, (batch, lengths[t % len(lengths)], d),
+                                                jnp.float32),
+                 lambda ps: jnp.sum(ps["out"][:4, :4]))
 
 
 def main():
